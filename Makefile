@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0
+# ssdcache top-level Makefile.
+#
+#   make                 module for every installed kernel + ssdcachectl
+#   make modules KVER=X  module for one kernel (X = a /lib/modules entry)
+#   make sparse          sparse (C=2) over the module, every kernel
+#   make check           everything, host tests, one VM per kernel
+#   make demo            the demo: a cache over simulated HDD + SSD in a VM
+#   make install         module + tool on this machine
+#
+# Kbuild (the kernel's build system) reads ./Kbuild, not this file.
+
+KERNELS := $(shell scripts/kernels.sh 2>/dev/null)
+KVER ?= $(KERNELS)
+
+CC ?= cc
+USER_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_GNU_SOURCE
+USER_LDLIBS := -ldevmapper
+
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+
+TOOL := build/userspace/ssdcachectl
+TOOL_SRCS := $(wildcard userspace/*.c)
+TOOL_HDRS := $(wildcard userspace/*.h) include/ssdcache_format.h
+
+.PHONY: all modules selftest-modules sparse tool check demo deps install clean
+
+all: modules tool
+
+modules:
+	@[ -n "$(KVER)" ] || { echo "no kernel with both /boot image and headers: run scripts/deps.sh"; exit 1; }
+	@for k in $(KVER); do scripts/build-module.sh $$k || exit 1; done
+
+selftest-modules:
+	@for k in $(KVER); do scripts/build-module.sh $$k --selftest || exit 1; done
+
+sparse:
+	@for k in $(KVER); do scripts/build-module.sh $$k --sparse || exit 1; done
+
+tool: $(TOOL)
+
+$(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -Iuserspace -o $@ $(TOOL_SRCS) $(USER_LDLIBS)
+
+deps:
+	scripts/deps.sh
+
+check: deps
+	scripts/check.sh
+
+demo: deps
+	scripts/demo.sh
+
+install: all
+	@k=$$(uname -r); \
+	  [ -f build/$$k/dm-ssdcache.ko ] || { echo "no module built for the running kernel $$k"; exit 1; }; \
+	  install -D -m 644 build/$$k/dm-ssdcache.ko $(DESTDIR)/lib/modules/$$k/updates/dm-ssdcache.ko; \
+	  [ -n "$(DESTDIR)" ] || depmod -a $$k
+	install -D -m 755 $(TOOL) $(DESTDIR)$(SBINDIR)/ssdcachectl
+
+clean:
+	rm -rf build

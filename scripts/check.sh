@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# make check: build for every installed kernel, sparse, host tests, then
+# ONE VM per kernel running every guest suite, plus the harness self-test.
+# Every step counts as a test; the last line is "N passed, N failed" (with
+# ", N skipped" when any were). Exit status 0 only when nothing failed.
+#
+# Environment: SSDCACHE_KERNELS="k1 k2" limits the kernels;
+# SSDCACHE_GUEST_SUITES="tests/guest/20-passthrough.bats" limits the suites.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+res=$top/build/check
+rm -rf "$res"
+mkdir -p "$res"
+results=$res/results.txt
+: >"$results"
+t0=$(date +%s)
+
+record() {
+	echo "$1 $2" >>"$results"
+	printf '%-4s %s\n' "$1" "$2"
+}
+
+# step NAME COMMAND...: one test that passes when COMMAND does.
+step() {
+	local name=$1 log
+	shift
+	log=$res/step-$(printf '%s' "$name" | tr -c 'A-Za-z0-9.-' _).log
+	if "$@" >"$log" 2>&1; then
+		record PASS "$name"
+	else
+		record FAIL "$name"
+		tail -n 40 "$log" | sed 's/^/    /'
+	fi
+}
+
+# ingest PREFIX TAPFILE: one test per TAP result, failures shown.
+ingest() {
+	local st rest
+	while read -r st rest; do
+		record "$st" "$rest"
+	done < <(scripts/tap-results "$1" <"$2")
+	grep -q '^not ok' "$2" && sed -n '/^not ok/,/^ok/p' "$2" | grep -v '^ok' | sed 's/^/    /'
+	return 0
+}
+
+summary() {
+	local p f s
+	p=$(grep -c '^PASS' "$results")
+	f=$(grep -c '^FAIL' "$results")
+	s=$(grep -c '^SKIP' "$results")
+	echo
+	echo "check: results in $res ($(( $(date +%s) - t0 )) s)"
+	[ "$f" = 0 ] || { echo "failed:"; grep '^FAIL' "$results" | sed 's/^FAIL /  /'; }
+	if [ "$s" -gt 0 ]; then
+		echo "$p passed, $f failed, $s skipped"
+	else
+		echo "$p passed, $f failed"
+	fi
+	[ "$f" = 0 ]
+	exit $?
+}
+
+kernels=${SSDCACHE_KERNELS:-$(scripts/kernels.sh)}
+suites=${SSDCACHE_GUEST_SUITES:-tests/guest}
+if [ -z "$kernels" ]; then
+	record FAIL "kernels: none has both an image and headers (run scripts/deps.sh)"
+	summary
+fi
+echo "check: kernels: $kernels"
+
+for k in $kernels; do
+	step "[$k] build: dm-ssdcache.ko, zero warnings" scripts/build-module.sh "$k"
+	step "[$k] sparse: module code clean (C=2)" scripts/build-module.sh "$k" --sparse
+	step "[$k] build: test-only selftest module" scripts/build-module.sh "$k" --selftest
+done
+step "[host] build: ssdcachectl with -Wall -Wextra -Werror" make -s tool
+
+bats --tap tests/host >"$res/host.tap" 2>&1
+ingest "[host]" "$res/host.tap"
+
+for k in $kernels; do
+	if [ ! -f "build/$k/dm-ssdcache.ko" ]; then
+		record FAIL "[$k] guest suites: no module was built"
+		continue
+	fi
+	echo "check: booting $k for the guest suites"
+	# shellcheck disable=SC2086
+	scripts/vm-run -k "$k" -o "$res/vm-$k" -- bats --tap $suites \
+		>"$res/guest-$k.out" 2>"$res/vm-$k.err"
+	ingest "[$k]" "$res/vm-$k/output.log"
+	h=$(cat "$res/vm-$k/harness" 2>/dev/null || echo unfinished)
+	if [ "$h" = ok ]; then
+		record PASS "[$k] harness: guest finished, kernel log clean, module unloaded"
+	else
+		record FAIL "[$k] harness: $(echo $h)"
+		tail -n 80 "$res/vm-$k.err" | sed 's/^/    /'
+	fi
+
+	if [ -f "build/$k-selftest/dm-ssdcache.ko" ]; then
+		echo "check: booting $k for the harness self-test"
+		scripts/vm-run -k "$k" --selftest -o "$res/selftest-$k" -- \
+			tests/vm/selftest-warn.sh >"$res/selftest-$k.out" 2>"$res/selftest-$k.err"
+		rc=$?
+		if [ "$rc" = 90 ] && grep -q 'deliberate warning' "$res/selftest-$k.err"; then
+			record PASS "[$k] harness: a deliberate WARN in the guest fails the run"
+		else
+			record FAIL "[$k] harness: a deliberate WARN was not caught (vm-run exit $rc)"
+			tail -n 40 "$res/selftest-$k.err" | sed 's/^/    /'
+		fi
+	else
+		record FAIL "[$k] harness self-test: no selftest module was built"
+	fi
+done
+
+summary

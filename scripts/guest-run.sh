@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs inside the guest (started by scripts/vm-run): prepares the guest,
+# loads dm-ssdcache, runs the command, unloads the module, and leaves the
+# results in the shared directory:
+#   output.log  the command's output      rc          its exit status
+#   dmesg.log   the kernel log            unload-failed  if rmmod failed
+#
+#   guest-run.sh RESULTS_DIR KO|- -- COMMAND [ARGS...]
+set -u
+
+out=$1 ko=$2
+shift 3
+
+export SSDCACHE_RESULTS=$out
+export SSDCACHE_TOP
+SSDCACHE_TOP=$(cd "$(dirname "$0")/.." && pwd)
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+finish() {
+	echo "$1" >"$out/rc"
+	dmesg >"$out/dmesg.log" 2>&1
+	sync
+	exit 0
+}
+
+# Tests want device nodes to appear and configfs for null_blk.
+modprobe configfs 2>/dev/null
+mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+modprobe dm-mod
+
+if [ "$ko" != "-" ]; then
+	export SSDCACHE_KO=$ko
+	deps=$(modinfo -F depends "$ko" | tr ',' ' ')
+	# shellcheck disable=SC2086
+	[ -z "$deps" ] || modprobe -a $deps
+	if ! insmod "$ko"; then
+		echo "guest-run: cannot load $ko" | tee "$out/output.log"
+		finish 1
+	fi
+fi
+
+"$@" 2>&1 | tee "$out/output.log"
+rc=${PIPESTATUS[0]}
+
+if [ "$ko" != "-" ] && [ -d /sys/module/dm_ssdcache ]; then
+	if ! msg=$(rmmod dm_ssdcache 2>&1); then
+		{ echo "$msg"; dmsetup table; } >"$out/unload-failed" 2>&1
+	fi
+fi
+finish "$rc"

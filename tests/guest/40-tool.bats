@@ -1,0 +1,35 @@
+#!/usr/bin/env bats
+# ssdcachectl against real device-mapper devices.
+
+load ../lib/common
+
+setup() { require_guest; }
+
+@test "ssdcachectl: list shows ssdcache devices only" {
+	dev=$(nullb_create tl0 16 fast)
+	other=$(nullb_create tl1 16 fast)
+	dm_create tool1 "0 $(dev_sectors "$dev") ssdcache $dev"
+	dm_linear_create notcache "$other"
+	run "$SSDCACHECTL" list
+	[ "$status" -eq 0 ]
+	assert_eq "tool1" "$output" "list"
+}
+
+@test "ssdcachectl: status prints the target's status line" {
+	dev=$(nullb_create tl0 16 fast)
+	dm_create tool1 "0 $(dev_sectors "$dev") ssdcache $dev"
+	run "$SSDCACHECTL" status tool1
+	[ "$status" -eq 0 ]
+	assert_eq "tool1: 1 passthrough" "$output" "status"
+}
+
+@test "ssdcachectl: status of a missing or foreign device says so" {
+	run "$SSDCACHECTL" status nosuchdev
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"nosuchdev: no such device"* ]]
+	other=$(nullb_create tl1 16 fast)
+	dm_linear_create notcache "$other"
+	run "$SSDCACHECTL" status notcache
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"not an ssdcache device"* ]]
+}

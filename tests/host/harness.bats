@@ -1,0 +1,71 @@
+#!/usr/bin/env bats
+# The build and test machinery: each check must be able to fail.
+
+TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+
+setup() {
+	KVER=$("$TOP/scripts/kernels.sh" | head -n 1)
+}
+
+# A throw-away copy of the module sources and build scripts.
+copy_tree() {
+	tree=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$tree"
+	cp -r "$TOP/Kbuild" "$TOP/include" "$TOP/module" "$TOP/scripts" "$tree/"
+}
+
+@test "harness: tap-results counts pass, fail, skip and tests that never ran" {
+	run "$TOP/scripts/tap-results" P <<<$'1..5\nok 1 a\nnot ok 2 b\nok 3 c # skip no disk\nok 4 - d'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "PASS P a" ]
+	[ "${lines[1]}" = "FAIL P b" ]
+	[ "${lines[2]}" = "SKIP P c" ]
+	[ "${lines[3]}" = "PASS P d" ]
+	[ "${lines[4]}" = "FAIL P (test 5 of 5 never reported)" ]
+}
+
+@test "harness: tap-results fails a stream without a plan" {
+	run "$TOP/scripts/tap-results" P <<<"garbage"
+	[ "${lines[0]}" = "FAIL P (no TAP plan: the test runner did not start or crashed)" ]
+}
+
+@test "harness: kernels.sh lists only kernels with an image and headers" {
+	for k in $("$TOP/scripts/kernels.sh"); do
+		[ -f "/boot/vmlinuz-$k" ]
+		[ -f "/lib/modules/$k/build/Makefile" ]
+	done
+}
+
+@test "harness: the module build fails on a compiler warning" {
+	[ -n "$KVER" ] || skip "no kernel headers installed"
+	copy_tree
+	printf '\nvoid ssdc_warn(void);\nvoid ssdc_warn(void) { int unused; }\n' >>"$tree/module/target.c"
+	run "$tree/scripts/build-module.sh" "$KVER"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *unused* ]]
+}
+
+@test "harness: the sparse build fails on an endianness bug" {
+	[ -n "$KVER" ] || skip "no kernel headers installed"
+	copy_tree
+	printf '\n__le32 ssdc_le(void);\n__le32 ssdc_le(void) { return 1; }\n' >>"$tree/module/target.c"
+	run "$tree/scripts/build-module.sh" "$KVER"
+	[ "$status" -eq 0 ]
+	run "$tree/scripts/build-module.sh" "$KVER" --sparse
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"different base types"* ]]
+}
+
+@test "harness: vm-run refuses an unknown kernel with a usage error" {
+	run "$TOP/scripts/vm-run" -k 0.0-nonexistent -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no kernel image"* ]]
+}
+
+@test "deps: a second run of deps.sh installs nothing" {
+	[ "$(id -u)" = 0 ] || skip "deps.sh needs root"
+	run "$TOP/scripts/deps.sh"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "${lines[0]}" == "deps: ok: kernels: "* ]]
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bats
+# ssdcachectl on the host: usage, help and exit codes (no device needed).
+
+TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
+
+@test "tool: --help lists the commands and exits 0" {
+	run "$TOOL" --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *list* && "$output" == *status* && "$output" == *version* ]]
+}
+
+@test "tool: no command is a usage error (exit 2)" {
+	run "$TOOL"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *usage* ]]
+}
+
+@test "tool: an unknown command is a usage error that names it" {
+	run "$TOOL" frobnicate
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown command 'frobnicate'"* ]]
+}
+
+@test "tool: every command has --help" {
+	for c in list status version; do
+		run "$TOOL" "$c" --help
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"usage: ssdcachectl $c"* ]]
+	done
+}
+
+@test "tool: status needs exactly one name; list takes none" {
+	run "$TOOL" status
+	[ "$status" -eq 2 ]
+	run "$TOOL" status a b
+	[ "$status" -eq 2 ]
+	run "$TOOL" list extra
+	[ "$status" -eq 2 ]
+}
+
+@test "tool: version prints the on-disk format version" {
+	run "$TOOL" version
+	[ "$status" -eq 0 ]
+	fmt=$(sed -n 's/^#define SSDCACHE_FORMAT_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
+		"$BATS_TEST_DIRNAME/../../include/ssdcache_format.h")
+	[[ "$output" == *"on-disk format $fmt)"* ]]
+}

@@ -1,0 +1,180 @@
+# shellcheck shell=bash
+# Reproducible fake disks for the guest test suites.
+#
+# Every device made here is recorded, and devices_cleanup tears them all
+# down in reverse order, so a test that fails half-way leaves nothing
+# behind. common.bash calls devices_cleanup from the bats teardown.
+#
+# null_blk models (memory backed, so data is real; timer completions):
+#   hdd   queue depth 1, 4 ms per I/O: a slow disk
+#   ssd   queue depth 64, 60 us per I/O: a SATA/NVMe-class SSD
+#   fast  no delay at all: for functional tests, where TCG is slow enough
+# A non-zero cache size gives the disk a volatile write cache: data not
+# flushed is lost when nullb_power_off cuts the power.
+
+NULLB_CFS=/sys/kernel/config/nullb
+
+# The list of what this test made: SSDC_REGISTRY if set, else one file
+# per bats test.
+_registry() { echo "${SSDC_REGISTRY:-${BATS_TEST_TMPDIR:-/tmp}/ssdc-devices}"; }
+
+_devices_register() { echo "$*" >>"$(_registry)"; }
+
+_nullb_ready() {
+	modprobe null_blk nr_devices=0 || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs configfs /sys/kernel/config
+	[ -d "$NULLB_CFS" ]
+}
+
+# Waits for a block device node to appear (udev may be slow under TCG).
+wait_for_dev() {
+	local dev=$1 i
+	for i in $(seq 1 100); do
+		[ -b "$dev" ] && return 0
+		udevadm settle 2>/dev/null || sleep 0.1
+	done
+	echo "wait_for_dev: $dev did not appear" >&2
+	return 1
+}
+
+# nullb_create NAME SIZE_MB MODEL [CACHE_MB] [BLOCKSIZE] -> prints /dev/NAME
+nullb_create() {
+	local name=$1 size=$2 model=$3 cache=${4:-0} bs=${5:-512}
+	local d=$NULLB_CFS/$name
+	_nullb_ready || return 1
+	mkdir "$d" || return 1
+	_devices_register nullb "$name"
+	echo "$size" >"$d/size"
+	echo "$bs" >"$d/blocksize"
+	echo 1 >"$d/memory_backed"
+	case $model in
+	hdd) echo 2 >"$d/irqmode"; echo 4000000 >"$d/completion_nsec"
+	     echo 1 >"$d/hw_queue_depth"; echo 1 >"$d/submit_queues" ;;
+	ssd) echo 2 >"$d/irqmode"; echo 60000 >"$d/completion_nsec"
+	     echo 64 >"$d/hw_queue_depth" ;;
+	fast) echo 0 >"$d/irqmode"; echo 64 >"$d/hw_queue_depth" ;;
+	*) echo "nullb_create: unknown model '$model' (hdd, ssd, fast)" >&2; return 1 ;;
+	esac
+	[ "$cache" = 0 ] || echo "$cache" >"$d/cache_size"
+	echo 1 >"$d/discard" 2>/dev/null || true
+	echo 1 >"$d/power" || return 1
+	wait_for_dev "/dev/$name" || return 1
+	echo "/dev/$name"
+}
+
+# Cuts the power: the device disappears and its volatile cache is lost.
+nullb_power_off() { echo 0 >"$NULLB_CFS/$1/power"; }
+
+# Brings a powered-off device back with the data that reached its media.
+nullb_power_on() {
+	echo 1 >"$NULLB_CFS/$1/power" && wait_for_dev "/dev/$1"
+}
+
+_nullb_remove() {
+	local d=$NULLB_CFS/$1
+	[ -d "$d" ] || return 0
+	echo 0 >"$d/power" 2>/dev/null
+	rmdir "$d"
+}
+
+# dm_create NAME TABLE -> prints /dev/mapper/NAME
+dm_create() {
+	local name=$1 table=$2
+	dmsetup create "$name" --table "$table" || return 1
+	_devices_register dm "$name"
+	wait_for_dev "/dev/mapper/$name" || return 1
+	echo "/dev/mapper/$name"
+}
+
+dm_remove() { dmsetup remove --retry "$1"; }
+
+# Replaces a live device's table (suspend, load, resume).
+dm_reload() {
+	dmsetup suspend "$1" && dmsetup load "$1" --table "$2" && dmsetup resume "$1"
+}
+
+dev_sectors() { blockdev --getsz "$1"; }
+
+dm_linear_create() {
+	local name=$1 dev=$2 off=${3:-0} len=${4:-$(dev_sectors "$2")}
+	dm_create "$name" "0 $len linear $dev $off"
+}
+
+# dm_flakey_create NAME DEV UP_SECS DOWN_SECS [FEATURE...]
+# e.g. dm_flakey_create f /dev/x 0 100 error_writes  (always failing writes)
+dm_flakey_create() {
+	local name=$1 dev=$2 up=$3 down=$4
+	shift 4
+	local feat=""
+	[ $# -eq 0 ] || feat=" $# $*"
+	dm_create "$name" "0 $(dev_sectors "$dev") flakey $dev 0 $up $down$feat"
+}
+
+# dm_delay_create NAME DEV READ_MS [WRITE_MS]
+dm_delay_create() {
+	local name=$1 dev=$2 rd=$3 wr=${4:-$3}
+	dm_create "$name" "0 $(dev_sectors "$dev") delay $dev 0 $rd $dev 0 $wr"
+}
+
+# dm_logwrites_create NAME DEV LOGDEV: records every write to DEV in LOGDEV.
+dm_logwrites_create() {
+	modprobe dm-log-writes || return 1
+	dm_create "$1" "0 $(dev_sectors "$2") log-writes $2 $3"
+}
+
+# Puts a named mark in a log-writes log.
+dm_logwrites_mark() { dmsetup message "$1" 0 mark "$2"; }
+
+# scsi_debug_create SIZE_MB [MODULE_PARAM...] -> prints /dev/sdX
+# One scsi_debug disk at a time (it is a module with global parameters).
+scsi_debug_create() {
+	local size=$1 dev="" i
+	shift
+	modprobe scsi_debug dev_size_mb="$size" "$@" || return 1
+	_devices_register scsi_debug -
+	for i in $(seq 1 100); do
+		dev=$(ls /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/ 2>/dev/null | head -n 1)
+		[ -n "$dev" ] && break
+		udevadm settle 2>/dev/null || sleep 0.1
+	done
+	[ -n "$dev" ] || { echo "scsi_debug_create: no disk appeared" >&2; return 1; }
+	wait_for_dev "/dev/$dev" || return 1
+	echo "/dev/$dev"
+}
+
+_scsi_debug_remove() {
+	local i
+	for i in $(seq 1 50); do
+		[ -d /sys/module/scsi_debug ] || return 0
+		rmmod scsi_debug 2>/dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+# Tears down everything this test made, newest first. Returns non-zero if
+# anything could not be removed, and says what.
+devices_cleanup() {
+	local kind name rc=0 reg
+	reg=$(_registry)
+	[ -f "$reg" ] || return 0
+	while read -r kind name; do
+		case $kind in
+		dm) [ -e "/dev/mapper/$name" ] || continue
+		    dmsetup remove --retry "$name" >/dev/null 2>&1 ||
+			dmsetup remove --force --retry "$name" >/dev/null 2>&1 ||
+			{ echo "cleanup: cannot remove dm device $name" >&2; rc=1; } ;;
+		nullb) _nullb_remove "$name" ||
+			{ echo "cleanup: cannot remove null_blk $name" >&2; rc=1; } ;;
+		scsi_debug) _scsi_debug_remove ||
+			{ echo "cleanup: cannot unload scsi_debug" >&2; rc=1; } ;;
+		esac
+	done < <(tac "$reg")
+	rm -f "$reg"
+	return $rc
+}
+
+# md5 of a whole device, read with O_DIRECT so no cache hides anything.
+dev_md5() {
+	dd if="$1" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1
+}

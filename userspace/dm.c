@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ssdcachectl: device-mapper access through libdevmapper. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <libdevmapper.h>
+
+#include "dm.h"
+#include "ssdcache_format.h"
+
+/* Runs a DM_DEVICE_STATUS task on @name; the caller destroys it. */
+static struct dm_task *status_task(const char *name)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_STATUS);
+
+	if (!dmt)
+		return NULL;
+	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt)) {
+		dm_task_destroy(dmt);
+		return NULL;
+	}
+	return dmt;
+}
+
+/* Finds the first ssdcache target of a status task; NULL if none. */
+static const char *ssdcache_params(struct dm_task *dmt)
+{
+	void *next = NULL;
+	uint64_t start, length;
+	char *type, *params;
+
+	do {
+		next = dm_get_next_target(dmt, next, &start, &length, &type, &params);
+		if (type && !strcmp(type, SSDCACHE_TARGET_NAME))
+			return params ? params : "";
+	} while (next);
+	return NULL;
+}
+
+int ssdc_status(const char *name, char *buf, size_t len)
+{
+	struct dm_task *dmt = status_task(name);
+	struct dm_info info;
+	const char *params;
+	int r = 0;
+
+	if (!dmt)
+		return SSDC_DM_FAILED;
+	if (!dm_task_get_info(dmt, &info) || !info.exists) {
+		dm_task_destroy(dmt);
+		return SSDC_DM_NODEV;
+	}
+	params = ssdcache_params(dmt);
+	if (!params)
+		r = SSDC_DM_NOT_SSDCACHE;
+	else
+		snprintf(buf, len, "%s", params);
+	dm_task_destroy(dmt);
+	return r;
+}
+
+int ssdc_for_each_cache(ssdc_dev_fn fn, void *arg)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_LIST);
+	struct dm_names *names;
+	unsigned int next = 0;
+	int r = 0;
+
+	if (!dmt)
+		return SSDC_DM_FAILED;
+	if (!dm_task_run(dmt) || !(names = dm_task_get_names(dmt))) {
+		dm_task_destroy(dmt);
+		return SSDC_DM_FAILED;
+	}
+	if (names->dev) {
+		do {
+			struct dm_task *st;
+
+			names = (struct dm_names *)((char *)names + next);
+			st = status_task(names->name);
+			if (st && ssdcache_params(st))
+				r = fn(names->name, arg);
+			if (st)
+				dm_task_destroy(st);
+			next = names->next;
+		} while (next && !r);
+	}
+	dm_task_destroy(dmt);
+	return r;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ssdcachectl: the device-mapper calls it needs, on libdevmapper. */
+#ifndef SSDCACHECTL_DM_H
+#define SSDCACHECTL_DM_H
+
+#include <stddef.h>
+
+/* Failures of the calls below. */
+#define SSDC_DM_FAILED		(-1)	/* device-mapper refused or failed */
+#define SSDC_DM_NODEV		(-2)	/* no device of that name */
+#define SSDC_DM_NOT_SSDCACHE	(-3)	/* the device has no ssdcache target */
+
+/* Called once for each mapped device that has an ssdcache target. */
+typedef int (*ssdc_dev_fn)(const char *name, void *arg);
+
+/*
+ * Calls fn for every ssdcache device, stopping at the first non-zero
+ * return, which it returns; SSDC_DM_FAILED if the list cannot be read.
+ */
+int ssdc_for_each_cache(ssdc_dev_fn fn, void *arg);
+
+/*
+ * Fetches the status line ("STATUSTYPE_INFO") of device @name into @buf.
+ * Returns 0 or one of the SSDC_DM_* failures.
+ */
+int ssdc_status(const char *name, char *buf, size_t len);
+
+#endif
