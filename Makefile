@@ -53,11 +53,15 @@ check: deps
 demo: deps
 	scripts/demo.sh
 
-install: all
-	@k=$$(uname -r); \
-	  [ -f build/$$k/dm-ssdcache.ko ] || { echo "no module built for the running kernel $$k"; exit 1; }; \
-	  install -D -m 644 build/$$k/dm-ssdcache.ko $(DESTDIR)/lib/modules/$$k/updates/dm-ssdcache.ko; \
-	  [ -n "$(DESTDIR)" ] || depmod -a $$k
+# make install [KVER=<release>] [DESTDIR=<staging dir>]: the module for the
+# running kernel (or KVER) into /lib/modules/<release>/updates, and the tool.
+INSTALL_KVER := $(if $(filter command line,$(origin KVER)),$(KVER),$(shell uname -r))
+
+install: tool
+	scripts/build-module.sh $(INSTALL_KVER)
+	install -D -m 644 build/$(INSTALL_KVER)/dm-ssdcache.ko \
+		$(DESTDIR)/lib/modules/$(INSTALL_KVER)/updates/dm-ssdcache.ko
+	$(if $(DESTDIR),,depmod -a $(INSTALL_KVER))
 	install -D -m 755 $(TOOL) $(DESTDIR)$(SBINDIR)/ssdcachectl
 
 clean:

@@ -68,7 +68,7 @@ if [ -z "$kernels" ]; then
 	record FAIL "kernels: none has both an image and headers (run scripts/deps.sh)"
 	summary
 fi
-echo "check: kernels: $kernels"
+echo "check: kernels:" $kernels
 
 for k in $kernels; do
 	step "[$k] build: dm-ssdcache.ko, zero warnings" scripts/build-module.sh "$k"

@@ -69,3 +69,20 @@ copy_tree() {
 	[ "${#lines[@]}" -eq 1 ]
 	[[ "${lines[0]}" == "deps: ok: kernels: "* ]]
 }
+
+@test "install: make install puts the module and the tool in place" {
+	[ -n "$KVER" ] || skip "no kernel headers installed"
+	dest=$BATS_TEST_TMPDIR/root
+	run make -C "$TOP" -s install KVER="$KVER" DESTDIR="$dest"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -f "$dest/lib/modules/$KVER/updates/dm-ssdcache.ko" ]
+	[ -x "$dest/usr/local/sbin/ssdcachectl" ]
+	modinfo -F name "$dest/lib/modules/$KVER/updates/dm-ssdcache.ko" | grep -qx dm_ssdcache
+}
+
+@test "install: make install for a kernel without headers says so" {
+	run make -C "$TOP" -s install KVER=0.0-nonexistent DESTDIR="$BATS_TEST_TMPDIR/root"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"no headers for 0.0-nonexistent"* ]]
+}
