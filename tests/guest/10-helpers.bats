@@ -83,6 +83,27 @@ setup() { require_guest; }
 	[ "$entries" -ge 9 ] || fail "only $entries log entries"
 }
 
+@test "helpers: replaying a log-writes log to a mark rebuilds that state" {
+	dev=$(nullb_create lw0 16 fast)
+	log=$(nullb_create lw1 64 fast)
+	replay=$(nullb_create lw2 16 fast)
+	lw=$(dm_logwrites_create lw "$dev" "$log")
+	dd if=/dev/urandom of="$lw" bs=4k count=64 oflag=direct conv=fsync status=none
+	dm_logwrites_mark lw one
+	at_one=$(dev_md5 "$lw")
+	dd if=/dev/urandom of="$lw" bs=4k seek=32 count=64 oflag=direct conv=fsync status=none
+	dm_logwrites_mark lw two
+	at_two=$(dev_md5 "$lw")
+	dm_remove lw
+	lwpy=$SSDCACHE_TOP/tests/lib/logwrites.py
+	[ -n "$(python3 "$lwpy" points "$log")" ] || fail "no flush points logged"
+	python3 "$lwpy" replay "$log" "$replay" --to-mark one
+	assert_eq "$at_one" "$(dev_md5 "$replay")" "state at mark one"
+	first=$(( $(python3 "$lwpy" list "$log" | grep -n 'mark=one$' | cut -d: -f1) ))
+	python3 "$lwpy" replay "$log" "$replay" --from "$first" --to-mark two
+	assert_eq "$at_two" "$(dev_md5 "$replay")" "state at mark two"
+}
+
 @test "helpers: scsi_debug disk reads back what was written" {
 	dev=$(scsi_debug_create 16)
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/pat" bs=64k count=4 status=none
