@@ -4,6 +4,8 @@
 #   make                 module for every installed kernel + ssdcachectl
 #   make modules KVER=X  module for one kernel (X = a /lib/modules entry)
 #   make sparse          sparse (C=2) over the module, every kernel
+#                        (`make C=2` does the same as part of the build)
+#   make checkpatch      kernel style (checkpatch.pl --strict) over the module
 #   make check           everything, host tests, one VM per kernel
 #   make demo            the demo: a cache over simulated HDD + SSD in a VM
 #   make install         module + tool on this machine
@@ -24,19 +26,25 @@ TOOL := build/userspace/ssdcachectl
 TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_HDRS := $(wildcard userspace/*.h) include/ssdcache_format.h
 
-.PHONY: all modules selftest-modules sparse tool check demo deps install clean
+.PHONY: all modules selftest-modules sparse checkpatch tool check demo deps install clean
 
 all: modules tool
 
+# `make C=1` or `make C=2` runs sparse over the module, as in the kernel.
+SPARSE_FLAG := $(if $(filter 1 2,$(C)),--sparse)
+
 modules:
 	@[ -n "$(KVER)" ] || { echo "no kernel with both /boot image and headers: run scripts/deps.sh"; exit 1; }
-	@for k in $(KVER); do scripts/build-module.sh $$k || exit 1; done
+	@for k in $(KVER); do scripts/build-module.sh $$k $(SPARSE_FLAG) || exit 1; done
 
 selftest-modules:
 	@for k in $(KVER); do scripts/build-module.sh $$k --selftest || exit 1; done
 
 sparse:
 	@for k in $(KVER); do scripts/build-module.sh $$k --sparse || exit 1; done
+
+checkpatch:
+	scripts/checkpatch.sh
 
 tool: $(TOOL)
 

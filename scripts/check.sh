@@ -76,6 +76,7 @@ for k in $kernels; do
 	step "[$k] build: test-only selftest module" scripts/build-module.sh "$k" --selftest
 done
 step "[host] build: ssdcachectl with -Wall -Wextra -Werror" make -s tool
+step "[host] checkpatch --strict: module and format header" scripts/checkpatch.sh
 
 bats --tap tests/host >"$res/host.tap" 2>&1
 ingest "[host]" "$res/host.tap"

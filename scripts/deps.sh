@@ -10,7 +10,7 @@ APT_PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves
 	linux-image-amd64 linux-headers-amd64
 	qemu-system-x86 python3-pip python3-venv
-	fio bats sparse dmsetup libdevmapper-dev kmod bcache-tools
+	fio bats sparse dmsetup libdevmapper-dev kmod bcache-tools linux-source-6.1
 	xfsprogs e2fsprogs util-linux jq busybox-static udev
 	clang llvm lld
 )
@@ -64,6 +64,19 @@ bpo_kernel_installed() {
 VNG_VERSION=1.42
 VENV=/opt/ssdcache-dev/venv
 
+CHECKPATCH_DIR=/opt/ssdcache-dev/checkpatch
+
+# checkpatch.pl and its data files, from Debian's linux-source-6.1.
+install_checkpatch() {
+	[ -f "$CHECKPATCH_DIR/scripts/checkpatch.pl" ] && return 0
+	log "extracting checkpatch.pl from linux-source-6.1"
+	mkdir -p "$CHECKPATCH_DIR"
+	tar -xJf /usr/src/linux-source-6.1.tar.xz -C "$CHECKPATCH_DIR" --strip-components=1 \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+}
+
 have_vng() { [ -x "$VENV/bin/vng" ] && [ -e /usr/local/bin/vng ] && [ -e /usr/local/bin/virtme-run ]; }
 
 # virtme-ng from PyPI, pinned, in its own venv (Debian's python refuses
@@ -112,6 +125,7 @@ main() {
 		fi
 	fi
 	have_vng || install_vng
+	install_checkpatch
 	mkdir -p "$STAMP_DIR"
 	log "ok: kernels: $(cd /boot && ls vmlinuz-* 2>/dev/null | sed 's/vmlinuz-//' | tr '\n' ' ')"
 }

@@ -68,7 +68,8 @@ int ssdc_for_each_cache(ssdc_dev_fn fn, void *arg)
 
 	if (!dmt)
 		return SSDC_DM_FAILED;
-	if (!dm_task_run(dmt) || !(names = dm_task_get_names(dmt))) {
+	names = dm_task_run(dmt) ? dm_task_get_names(dmt) : NULL;
+	if (!names) {
 		dm_task_destroy(dmt);
 		return SSDC_DM_FAILED;
 	}

@@ -56,6 +56,16 @@ copy_tree() {
 	[[ "$output" == *"different base types"* ]]
 }
 
+@test "harness: checkpatch fails on a style error in module code" {
+	copy_tree
+	run "$tree/scripts/checkpatch.sh"
+	[ "$status" -eq 0 ]
+	printf '\nint ssdc_style(int x);\nint ssdc_style(int x) { if(x) return 1; return 0; }\n' >>"$tree/module/target.c"
+	run "$tree/scripts/checkpatch.sh"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"module/target.c"* ]]
+}
+
 @test "harness: vm-run refuses an unknown kernel with a usage error" {
 	run "$TOP/scripts/vm-run" -k 0.0-nonexistent -- true
 	[ "$status" -eq 2 ]
