@@ -102,13 +102,20 @@ for k in $kernels; do
 	if [ -f "build/$k-selftest/dm-ssdcache.ko" ]; then
 		echo "check: booting $k for the harness self-test"
 		scripts/vm-run -k "$k" --selftest -o "$res/selftest-$k" -- \
-			tests/vm/selftest-warn.sh >"$res/selftest-$k.out" 2>"$res/selftest-$k.err"
+			tests/vm/selftest-harness.sh >"$res/selftest-$k.out" 2>"$res/selftest-$k.err"
 		rc=$?
-		if [ "$rc" = 90 ] && grep -q 'deliberate warning' "$res/selftest-$k.err"; then
+		h=$(cat "$res/selftest-$k/harness" 2>/dev/null)
+		if [ "$rc" = 90 ] && [[ "$h" == *kernel-log* ]] &&
+			grep -q 'deliberate warning' "$res/selftest-$k.err"; then
 			record PASS "[$k] harness: a deliberate WARN in the guest fails the run"
 		else
-			record FAIL "[$k] harness: a deliberate WARN was not caught (vm-run exit $rc)"
+			record FAIL "[$k] harness: a deliberate WARN was not caught (vm-run exit $rc, harness '$h')"
 			tail -n 40 "$res/selftest-$k.err" | sed 's/^/    /'
+		fi
+		if [[ "$h" == *unload* ]] && grep -q 'could not be unloaded' "$res/selftest-$k.err"; then
+			record PASS "[$k] harness: a device left behind fails the run (module unload check)"
+		else
+			record FAIL "[$k] harness: a leaked device was not caught (harness '$h')"
 		fi
 	else
 		record FAIL "[$k] harness self-test: no selftest module was built"
