@@ -10,9 +10,7 @@
  * size checked at compile time, so a change of layout cannot slip in
  * unnoticed: bump SSDCACHE_FORMAT_VERSION instead.
  *
- * Documentation/format.rst describes the layout in prose. The pass-through
- * target of this version writes nothing to a cache device yet; the
- * superblock, journal and block map are added here with the cache target.
+ * Documentation/format.rst describes the layout in prose.
  */
 #ifndef SSDCACHE_FORMAT_H
 #define SSDCACHE_FORMAT_H
@@ -41,8 +39,115 @@
 
 /* Metadata is read and written in blocks of this size. */
 #define SSDCACHE_META_BLOCK_SIZE	4096U
+#define SSDCACHE_META_BLOCK_SECTORS	(SSDCACHE_META_BLOCK_SIZE >> SSDCACHE_SECTOR_SHIFT)
 
 SSDCACHE_STATIC_ASSERT(SSDCACHE_META_BLOCK_SIZE % SSDCACHE_SECTOR_SIZE == 0,
 		       "metadata blocks are whole sectors");
+
+/*
+ * Checksums: crc32c (Castagnoli), seeded with SSDCACHE_CRC_SEED, no final
+ * inversion, over the whole metadata block with its csum field set to 0.
+ */
+#define SSDCACHE_CRC_SEED	0xffffffffU
+
+#define SSDCACHE_UUID_LEN	16
+#define SSDCACHE_ORIGIN_ID_LEN	64
+
+/* Cache block sizes, in bytes: powers of two in this range. */
+#define SSDCACHE_MIN_BLOCK_SIZE	4096U
+#define SSDCACHE_MAX_BLOCK_SIZE	(1024U * 1024U)
+
+/*
+ * Layout of the cache device, in 512-byte sectors:
+ *
+ *   0                 superblock A   (one metadata block)
+ *   8                 superblock B   (one metadata block)
+ *   journal_start     journal        (journal_blocks metadata blocks)
+ *   map_start         block map      (map_pages metadata blocks)
+ *   data_start        data area      (nr_blocks cache blocks)
+ *
+ * journal_start, map_start and data_start are recorded in the superblock;
+ * data_start is aligned to the cache block size.
+ */
+#define SSDCACHE_SB_SECTOR_A	0
+#define SSDCACHE_SB_SECTOR_B	SSDCACHE_META_BLOCK_SECTORS
+#define SSDCACHE_JOURNAL_SECTOR	(2 * SSDCACHE_META_BLOCK_SECTORS)
+
+/* Cache modes, as stored in the superblock. */
+enum ssdcache_mode {
+	SSDCACHE_MODE_WRITETHROUGH = 1,
+	SSDCACHE_MODE_WRITEAROUND = 2,
+	SSDCACHE_MODE_WRITEBACK = 3,
+};
+
+/*
+ * Superblock. Two copies, A and B; a write goes to the copy with the
+ * older sequence number, so a torn write leaves the other one intact. On
+ * load the valid copy (magic, csum) with the higher seq wins.
+ */
+struct ssdcache_disk_sb {
+	__le64 magic;			/* SSDCACHE_MAGIC */
+	__le32 version;			/* SSDCACHE_FORMAT_VERSION */
+	__le32 csum;
+	__le64 seq;			/* bumped on every superblock write */
+	__u8   cache_uuid[SSDCACHE_UUID_LEN];	/* made at format time */
+	char   origin_id[SSDCACHE_ORIGIN_ID_LEN]; /* NUL-padded identity */
+	__le64 origin_sectors;		/* size of the origin it caches */
+	__le64 cache_sectors;		/* size of the cache device at format */
+	__le32 block_sectors;		/* cache block size, in sectors */
+	__le32 assoc;			/* cache blocks per set */
+	__le64 nr_blocks;		/* cache blocks in the data area */
+	__le64 journal_start;		/* sectors */
+	__le64 journal_blocks;		/* metadata blocks */
+	__le64 map_start;		/* sectors */
+	__le64 map_pages;		/* metadata blocks */
+	__le64 data_start;		/* sectors */
+	__le32 mode;			/* enum ssdcache_mode last in use */
+	__le32 flags;			/* SSDCACHE_SB_F_* */
+	__u8   pad[SSDCACHE_META_BLOCK_SIZE - 184];
+};
+
+SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_sb) == SSDCACHE_META_BLOCK_SIZE,
+		       "the superblock fills exactly one metadata block");
+
+/*
+ * Block map: one 8-byte entry per cache block, in 4 KiB pages. Each page
+ * carries its own header (checksum, page number, the cache's UUID), so a
+ * torn, misplaced or stale page is detected and never trusted.
+ */
+#define SSDCACHE_MAP_MAGIC	0x504d4353U	/* "SCMP" */
+
+struct ssdcache_disk_map_hdr {
+	__le32 magic;			/* SSDCACHE_MAP_MAGIC */
+	__le32 csum;
+	__le64 page;			/* index of this page in the map */
+	__le64 seq;			/* commit that wrote it */
+	__u8   cache_uuid[SSDCACHE_UUID_LEN];
+	__u8   pad[24];
+};
+
+SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_map_hdr) == 64,
+		       "the map page header is 64 bytes");
+
+/* A map entry: the origin block cached in that cache block, and flags. */
+#define SSDCACHE_MAP_OBLOCK_BITS	48
+#define SSDCACHE_MAP_OBLOCK_MASK	((1ULL << SSDCACHE_MAP_OBLOCK_BITS) - 1)
+#define SSDCACHE_MAP_VALID		(1ULL << 63)	/* holds oblock's data */
+#define SSDCACHE_MAP_DIRTY		(1ULL << 62)	/* newer than the origin */
+
+#define SSDCACHE_MAP_ENTRIES_PER_PAGE \
+	((SSDCACHE_META_BLOCK_SIZE - sizeof(struct ssdcache_disk_map_hdr)) / 8)
+
+/*
+ * Cache blocks are grouped into sets of SSDCACHE_ASSOC blocks; an origin
+ * block can live only in the set its hash selects. A map page holds the
+ * entries of exactly SSDCACHE_SETS_PER_PAGE whole sets.
+ */
+#define SSDCACHE_ASSOC		56
+#define SSDCACHE_SETS_PER_PAGE	(SSDCACHE_MAP_ENTRIES_PER_PAGE / SSDCACHE_ASSOC)
+
+SSDCACHE_STATIC_ASSERT(SSDCACHE_MAP_ENTRIES_PER_PAGE == 504, "504 entries a page");
+SSDCACHE_STATIC_ASSERT(SSDCACHE_SETS_PER_PAGE * SSDCACHE_ASSOC ==
+		       SSDCACHE_MAP_ENTRIES_PER_PAGE, "a page holds whole sets");
 
 #endif /* SSDCACHE_FORMAT_H */

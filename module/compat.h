@@ -10,6 +10,7 @@
 #ifndef SSDCACHE_COMPAT_H
 #define SSDCACHE_COMPAT_H
 
+#include <linux/blkdev.h>
 #include <linux/version.h>
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
@@ -18,5 +19,12 @@
 
 #define SSDCACHE_KERNEL_AT_LEAST(maj, min) \
 	(LINUX_VERSION_CODE >= KERNEL_VERSION(maj, min, 0))
+
+/* Opening a device read-write: 6.5 replaced fmode_t with blk_mode_t. */
+#if SSDCACHE_KERNEL_AT_LEAST(6, 5)
+#define SSDC_OPEN_RW	(BLK_OPEN_READ | BLK_OPEN_WRITE)
+#else
+#define SSDC_OPEN_RW	(FMODE_READ | FMODE_WRITE)
+#endif
 
 #endif /* SSDCACHE_COMPAT_H */

@@ -5,24 +5,289 @@
 #ifndef SSDCACHE_H
 #define SSDCACHE_H
 
+#include <linux/bio.h>
 #include <linux/device-mapper.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "ssdcache_format.h"
 
 #define DM_MSG_PREFIX SSDCACHE_TARGET_NAME
 
+#define SSDC_DEFAULT_BLOCK_SIZE		4096U
+#define SSDC_DEFAULT_SEQ_CUTOFF		(4U << 20)	/* bytes */
+#define SSDC_COMMIT_INTERVAL_MS		1000
+#define SSDC_EVICT_COMMIT_DELAY_MS	20
+#define SSDC_SEQ_STREAMS		16
+#define SSDC_MAX_FILLS			1024	/* queued or writing */
+
+enum ssdc_policy {
+	SSDC_POLICY_LRU,
+	SSDC_POLICY_FIFO,
+};
+
+/* What a table line asked for (args.c). */
+struct ssdc_args {
+	const char *origin_path;
+	const char *cache_path;
+	enum ssdcache_mode mode;
+	unsigned int block_size;	/* bytes */
+	bool block_size_set;
+	enum ssdc_policy policy;
+	u64 seq_cutoff;			/* bytes, 0 = never bypass */
+	bool format;
+	bool force;
+	const char *origin_id;		/* NULL: the origin's kernel name */
+};
+
+/*
+ * A cache block ("slot") in RAM is one u64 plus a u16 policy stamp:
+ *   bits  0..47  origin block number
+ *   bits 48..51  state (SSDC_SLOT_*)
+ *   bits 52..55  flags (SSDC_SF_*)
+ *   bits 56..63  reads in flight from this slot
+ * Every change happens under the lock of the slot's set.
+ */
+#define SSDC_SLOT_STATE_SHIFT	48
+#define SSDC_SLOT_STATE_MASK	(0xfULL << SSDC_SLOT_STATE_SHIFT)
+#define SSDC_SLOT_FLAGS_SHIFT	52
+#define SSDC_SLOT_READERS_SHIFT	56
+#define SSDC_SLOT_READERS_MAX	255U
+
+enum ssdc_slot_state {
+	SSDC_SLOT_FREE = 0,	/* unused; its on-disk entry is invalid */
+	SSDC_SLOT_VALID,	/* holds a clean copy of oblock */
+	SSDC_SLOT_FILLING,	/* being written; its on-disk entry is invalid */
+	SSDC_SLOT_EVICTING,	/* invalid, but its on-disk entry may not be yet */
+};
+
+/* Slot flags; their meaning depends on the state. */
+#define SSDC_SF_A		BIT_ULL(52)
+#define SSDC_SF_B		BIT_ULL(53)
+#define SSDC_SF_UNSYNCED	SSDC_SF_A	/* VALID: entry not yet writable */
+#define SSDC_SF_PARITY		SSDC_SF_B	/* VALID: sync epoch parity */
+#define SSDC_SF_CANCEL		SSDC_SF_A	/* FILLING: data went stale */
+#define SSDC_SF_SSD_ERR		SSDC_SF_B	/* FILLING: SSD write failed */
+#define SSDC_SF_PENDING		SSDC_SF_A	/* EVICTING: in a commit under way */
+#define SSDC_SF_WRITTEN		SSDC_SF_B	/* EVICTING: invalid entry durable */
+
+struct ssdc_set {
+	spinlock_t lock;	/* protects this set's slots, stamps and fields */
+	u16 clock;		/* policy clock: ticks on every access */
+	u16 writes_inflight;	/* writes to this set's origin blocks */
+	u32 wgen;		/* bumped when such a write starts or ends */
+};
+
+/* Counters, per CPU; summed when read. */
+enum ssdc_counter {
+	SSDC_C_READS, SSDC_C_WRITES,
+	SSDC_C_READ_HITS, SSDC_C_READ_MISSES,
+	SSDC_C_WRITE_HITS, SSDC_C_WRITE_MISSES,
+	SSDC_C_BYPASSED_READS, SSDC_C_BYPASSED_WRITES,
+	SSDC_C_FILLS, SSDC_C_EVICTIONS,
+	SSDC_C_COMMITS, SSDC_C_SSD_ERRORS,
+	SSDC_NR_COUNTERS
+};
+
+struct ssdc_stats {
+	u64 c[SSDC_NR_COUNTERS];
+};
+
+/* A detected sequential stream (seqcut.c). */
+struct ssdc_stream {
+	sector_t next;		/* where the stream's next bio would start */
+	u64 bytes;		/* length so far */
+	unsigned long last;	/* jiffies of the last bio */
+};
+
 /* One instance of the target: what a table line constructs. */
 struct ssdcache {
 	struct dm_target *ti;
 	struct dm_dev *origin;
+	struct dm_dev *cache;
+
+	/* Geometry, from the superblock. */
+	struct ssdcache_disk_sb sb;	/* as last read or written */
+	unsigned int block_shift;	/* log2(block sectors) */
+	sector_t block_sectors;
+	u64 nr_blocks;
+	u32 nr_sets;
+	u64 origin_blocks;
+	sector_t data_start;
+	sector_t map_start;
+	u64 map_pages;
+
+	/* Tunables. */
+	enum ssdcache_mode mode;
+	enum ssdc_policy policy;
+	u64 seq_cutoff;
+
+	/* The cache: slots and sets (cache.c). */
+	u64 *slots;
+	u16 *stamps;
+	struct ssdc_set *sets;
+	atomic64_t used;		/* slots VALID or FILLING */
+
+	/* Metadata commits (meta.c). */
+	struct workqueue_struct *wq;
+	struct delayed_work commit_work;
+	struct mutex commit_lock;	/* one commit at a time */
+	unsigned long *dirty_pages;	/* bitmap: map pages to write */
+	spinlock_t defer_lock;		/* protects deferred */
+	struct bio_list deferred;	/* writes waiting for the next commit */
+	bool valid_pending;		/* new VALID entries: flush origin first */
+	unsigned long sync_epoch;	/* bumped before each origin flush */
+	u64 commit_seq;
+	struct page **commit_buf;	/* page buffers for one batch */
+
+	/* Data I/O (io.c). */
+	struct bio_set bs;
+	struct workqueue_struct *fill_wq;
+	struct work_struct fill_work;
+	spinlock_t fill_lock;		/* protects fills and retries */
+	struct list_head fills;		/* copies of misses to install */
+	struct bio_list retries;	/* failed SSD reads, for the origin */
+	atomic_t fills_inflight;
+	wait_queue_head_t fills_wait;
+	atomic_t gwgen;			/* wgen of writes spanning blocks */
+	atomic_t gwrites_inflight;
+
+	/* Sequential detection (seqcut.c). */
+	spinlock_t seq_lock;		/* protects streams */
+	struct ssdc_stream streams[SSDC_SEQ_STREAMS];
+
+	struct ssdc_stats __percpu *stats;
+	bool failed;			/* metadata I/O failed: see io.c */
+	bool sb_wiped;			/* ... and the superblocks are gone */
 };
 
-/* The mapped device's name ("ssdcache-test"), for log messages. */
+/* Per-bio data, kept by device-mapper for every bio we map. */
+struct ssdc_bio {
+	struct ssdcache *sc;
+	struct bvec_iter iter;	/* the bio as mapped, to copy or retry it */
+	u64 slot;		/* hit: the slot read; write: the slot installed */
+	sector_t oblock;
+	u32 set;
+	u32 wgen;		/* miss: the set's wgen at map time */
+	u32 gwgen;		/* miss: sc->gwgen at map time */
+	u8 kind;		/* SSDC_BIO_* */
+	u8 fill:1;		/* miss whose data may be installed */
+	u8 whole_block:1;	/* covers exactly one cache block */
+	u8 installed:1;		/* write-through write also went to slot */
+};
+
+enum ssdc_bio_kind {
+	SSDC_BIO_PASS = 0,	/* nothing to do on completion */
+	SSDC_BIO_HIT_READ,
+	SSDC_BIO_MISS_READ,
+	SSDC_BIO_WRITE,		/* write to the origin: writes_inflight held */
+};
+
+static inline void ssdc_count(struct ssdcache *sc, enum ssdc_counter c)
+{
+	this_cpu_inc(sc->stats->c[c]);
+}
+
+static inline struct ssdc_bio *ssdc_pb(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct ssdc_bio));
+}
+
+/* The mapped device's name ("254:0"), for log messages. */
 static inline const char *ssdcache_name(struct ssdcache *sc)
 {
 	return dm_table_device_name(sc->ti->table);
 }
+
+static inline enum ssdc_slot_state ssdc_slot_state(u64 v)
+{
+	return (v & SSDC_SLOT_STATE_MASK) >> SSDC_SLOT_STATE_SHIFT;
+}
+
+static inline u64 ssdc_slot_oblock(u64 v)
+{
+	return v & SSDCACHE_MAP_OBLOCK_MASK;
+}
+
+static inline unsigned int ssdc_slot_readers(u64 v)
+{
+	return v >> SSDC_SLOT_READERS_SHIFT;
+}
+
+static inline u64 ssdc_slot_make(u64 oblock, enum ssdc_slot_state state)
+{
+	return oblock | ((u64)state << SSDC_SLOT_STATE_SHIFT);
+}
+
+static inline u32 ssdc_slot_set(u64 slot)
+{
+	return slot / SSDCACHE_ASSOC;
+}
+
+static inline u64 ssdc_slot_page(u64 slot)
+{
+	return slot / SSDCACHE_MAP_ENTRIES_PER_PAGE;
+}
+
+static inline sector_t ssdc_slot_sector(struct ssdcache *sc, u64 slot)
+{
+	return sc->data_start + (slot << sc->block_shift);
+}
+
+/* args.c */
+int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
+		    struct ssdc_args *args);
+const char *ssdc_mode_name(enum ssdcache_mode mode);
+const char *ssdc_policy_name(enum ssdc_policy policy);
+int ssdc_parse_mode(const char *s, enum ssdcache_mode *mode);
+int ssdc_parse_policy(const char *s, enum ssdc_policy *policy);
+
+/* superblock.c */
+u32 ssdc_csum(const void *block, unsigned int len, __le32 *csum_field);
+int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error);
+int ssdc_load_sb(struct ssdcache *sc, struct ssdc_args *args, char **error);
+int ssdc_wipe_sbs(struct ssdcache *sc);
+int ssdc_rw_block(struct block_device *bdev, sector_t sector, void *buf,
+		  blk_opf_t opf);
+
+/* cache.c */
+int ssdc_cache_alloc(struct ssdcache *sc);
+void ssdc_cache_free(struct ssdcache *sc);
+u32 ssdc_set_of(struct ssdcache *sc, u64 oblock);
+long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
+long ssdc_take_free(struct ssdcache *sc, u32 set);
+bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock);
+void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert);
+bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot);
+void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock);
+void ssdc_evict_one(struct ssdcache *sc, u32 set);
+void ssdc_slot_release_reader(struct ssdcache *sc, u64 slot);
+bool ssdc_slot_maybe_on_disk(u64 v);
+bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last);
+
+/* meta.c */
+int ssdc_meta_init(struct ssdcache *sc);
+void ssdc_meta_exit(struct ssdcache *sc);
+int ssdc_meta_format(struct ssdcache *sc);
+int ssdc_meta_load(struct ssdcache *sc, char **error);
+void ssdc_meta_dirty(struct ssdcache *sc, u64 slot, bool new_valid);
+void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio);
+void ssdc_meta_kick(struct ssdcache *sc, unsigned long delay_ms);
+int ssdc_meta_commit(struct ssdcache *sc);
+
+/* io.c */
+int ssdc_map(struct dm_target *ti, struct bio *bio);
+int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+void ssdc_issue_write(struct ssdcache *sc, struct bio *bio);
+int ssdc_io_init(struct ssdcache *sc);
+void ssdc_io_drain(struct ssdcache *sc);
+void ssdc_io_exit(struct ssdcache *sc);
+
+/* seqcut.c */
+bool ssdc_seq_bypass(struct ssdcache *sc, struct bio *bio);
 
 #ifdef SSDCACHE_SELFTEST
 int ssdcache_selftest_message(struct ssdcache *sc, unsigned int argc,

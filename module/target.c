@@ -2,12 +2,10 @@
 /*
  * dm-ssdcache: the device-mapper target.
  *
- * This version is the pass-through foundation: every bio is remapped to
- * the origin device unchanged. The table line is
+ *   ssdcache <origin_dev> <cache_dev> <mode> [<#opt_args> <opt_args>...]
  *
- *     ssdcache <origin_dev>
- *
- * and the target must cover the whole origin.
+ * See args.c for the arguments and Documentation/ssdcache.rst for the
+ * status line and the messages.
  */
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -15,55 +13,135 @@
 #include "ssdcache.h"
 
 #define SSDCACHE_VERSION_MAJOR 0
-#define SSDCACHE_VERSION_MINOR 1
+#define SSDCACHE_VERSION_MINOR 2
 #define SSDCACHE_VERSION_PATCH 0
+
+static void ssdc_destroy(struct ssdcache *sc)
+{
+	ssdc_io_exit(sc);
+	ssdc_meta_exit(sc);
+	ssdc_cache_free(sc);
+	free_percpu(sc->stats);
+	if (sc->cache)
+		dm_put_device(sc->ti, sc->cache);
+	if (sc->origin)
+		dm_put_device(sc->ti, sc->origin);
+	kfree(sc);
+}
+
+/*
+ * device-mapper claims devices for all its tables with one holder, so a
+ * device already used by another table opens fine: count the claims. One
+ * claim counts once on a partition and twice on a whole device (see
+ * bd_finish_claiming()). A reload of this same mapped device reuses its
+ * claim and adds none.
+ */
+static bool claimed_elsewhere(struct block_device *bdev)
+{
+	int ours = bdev_is_partition(bdev) ? 1 : 2;
+
+	return READ_ONCE(bdev->bd_holders) > ours;
+}
+
+static int open_devices(struct ssdcache *sc, struct ssdc_args *args)
+{
+	struct dm_target *ti = sc->ti;
+	int r;
+
+	r = dm_get_device(ti, args->origin_path, dm_table_get_mode(ti->table),
+			  &sc->origin);
+	if (r) {
+		ti->error = "Cannot open origin device";
+		DMERR("%s: cannot open origin device %s: %d",
+		      ssdcache_name(sc), args->origin_path, r);
+		return r;
+	}
+	r = dm_get_device(ti, args->cache_path, SSDC_OPEN_RW,
+			  &sc->cache);
+	if (r) {
+		ti->error = "Cannot open cache device";
+		DMERR("%s: cannot open cache device %s: %d",
+		      ssdcache_name(sc), args->cache_path, r);
+		return r;
+	}
+	if (claimed_elsewhere(sc->origin->bdev)) {
+		ti->error = "Origin device is in use by another device";
+		return -EBUSY;
+	}
+	if (claimed_elsewhere(sc->cache->bdev)) {
+		ti->error = "Cache device is in use by another device";
+		return -EBUSY;
+	}
+	if (bdev_whole(sc->origin->bdev) == bdev_whole(sc->cache->bdev)) {
+		ti->error = "Origin and cache are the same device";
+		return -EINVAL;
+	}
+	if (ti->len != bdev_nr_sectors(sc->origin->bdev)) {
+		ti->error = "Target length differs from the origin size";
+		DMERR("%s: target is %llu sectors but origin %s has %llu",
+		      ssdcache_name(sc), (unsigned long long)ti->len,
+		      sc->origin->name,
+		      (unsigned long long)bdev_nr_sectors(sc->origin->bdev));
+		return -EINVAL;
+	}
+	return 0;
+}
 
 static int ssdcache_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
+	struct ssdc_args args;
 	struct ssdcache *sc;
-	sector_t origin_sectors;
 	int r;
 
-	if (argc != 1) {
-		ti->error = "Invalid argument count: expected <origin_dev>";
-		return -EINVAL;
-	}
-
+	r = ssdc_parse_args(ti, argc, argv, &args);
+	if (r)
+		return r;
 	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
 	if (!sc) {
 		ti->error = "Cannot allocate ssdcache context";
 		return -ENOMEM;
 	}
 	sc->ti = ti;
-
-	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &sc->origin);
-	if (r) {
-		ti->error = "Cannot open origin device";
-		DMERR("%s: cannot open origin device %s: %d",
-		      ssdcache_name(sc), argv[0], r);
-		goto bad_free;
+	sc->mode = args.mode;
+	sc->policy = args.policy;
+	sc->seq_cutoff = args.seq_cutoff;
+	spin_lock_init(&sc->seq_lock);
+	sc->stats = alloc_percpu(struct ssdc_stats);
+	if (!sc->stats) {
+		ti->error = "Cannot allocate statistics";
+		r = -ENOMEM;
+		goto bad;
 	}
-
-	origin_sectors = bdev_nr_sectors(sc->origin->bdev);
-	if (ti->len != origin_sectors) {
-		ti->error = "Target length differs from the origin size";
-		DMERR("%s: target is %llu sectors but origin %s has %llu",
-		      ssdcache_name(sc), (unsigned long long)ti->len,
-		      sc->origin->name, (unsigned long long)origin_sectors);
-		r = -EINVAL;
-		goto bad_put;
+	r = open_devices(sc, &args);
+	if (r)
+		goto bad;
+	if (args.format) {
+		r = ssdc_format(sc, &args, &ti->error);
+	} else {
+		r = ssdc_load_sb(sc, &args, &ti->error);
+		if (!r)
+			r = ssdc_cache_alloc(sc);
+		if (!r)
+			r = ssdc_meta_load(sc, &ti->error);
+	}
+	if (r)
+		goto bad;
+	r = ssdc_io_init(sc);
+	if (r) {
+		ti->error = "Cannot allocate I/O resources";
+		goto bad;
 	}
 
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_write_zeroes_bios = 1;
+	ti->per_io_data_size = sizeof(struct ssdc_bio);
 	ti->private = sc;
 	return 0;
-
-bad_put:
-	dm_put_device(ti, sc->origin);
-bad_free:
-	kfree(sc);
+bad:
+	if (r == -ENOMEM && !ti->error)
+		ti->error = "Out of memory";
+	ssdc_destroy(sc);
 	return r;
 }
 
@@ -71,18 +149,45 @@ static void ssdcache_dtr(struct dm_target *ti)
 {
 	struct ssdcache *sc = ti->private;
 
-	dm_put_device(ti, sc->origin);
-	kfree(sc);
+	ssdc_io_drain(sc);
+	ssdc_meta_commit(sc);
+	ssdc_destroy(sc);
 }
 
-static int ssdcache_map(struct dm_target *ti, struct bio *bio)
+/* Sums the per-CPU counters. */
+static void sum_stats(struct ssdcache *sc, struct ssdc_stats *t)
 {
-	struct ssdcache *sc = ti->private;
+	int cpu, i;
 
-	bio_set_dev(bio, sc->origin->bdev);
-	if (bio_sectors(bio))
-		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+	memset(t, 0, sizeof(*t));
+	for_each_possible_cpu(cpu) {
+		struct ssdc_stats *src = per_cpu_ptr(sc->stats, cpu);
+
+		for (i = 0; i < SSDC_NR_COUNTERS; i++)
+			t->c[i] += src->c[i];
+	}
+}
+
+/* Kernel RAM per cache block, in bytes, rounded up. */
+static unsigned int ram_per_block(struct ssdcache *sc)
+{
+	u64 bytes = sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->stamps)) +
+		    (u64)sc->nr_sets * sizeof(*sc->sets) +
+		    BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
+
+	return DIV_ROUND_UP_ULL(bytes, sc->nr_blocks);
+}
+
+static void emit_table(struct ssdcache *sc, char *result, unsigned int maxlen,
+		       unsigned int *szp)
+{
+	unsigned int sz = *szp;
+
+	DMEMIT("%s %s %s 8 block_size %llu policy %s sequential_cutoff %llu origin_id %s",
+	       sc->origin->name, sc->cache->name, ssdc_mode_name(sc->mode),
+	       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
+	       ssdc_policy_name(sc->policy), sc->seq_cutoff, sc->sb.origin_id);
+	*szp = sz;
 }
 
 static void ssdcache_status(struct dm_target *ti, status_type_t type,
@@ -90,20 +195,31 @@ static void ssdcache_status(struct dm_target *ti, status_type_t type,
 			    unsigned int maxlen)
 {
 	struct ssdcache *sc = ti->private;
+	struct ssdc_stats t;
 	unsigned int sz = 0;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		DMEMIT("%u passthrough", SSDCACHE_FORMAT_VERSION);
+		sum_stats(sc, &t);
+		DMEMIT("%u %s %llu %llu/%llu 0 %llu %llu %llu %llu %llu %llu %u %s %llu %s",
+		       SSDCACHE_FORMAT_VERSION, ssdc_mode_name(sc->mode),
+		       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
+		       (u64)atomic64_read(&sc->used), sc->nr_blocks,
+		       t.c[SSDC_C_READ_HITS], t.c[SSDC_C_READ_MISSES],
+		       t.c[SSDC_C_WRITE_HITS], t.c[SSDC_C_WRITE_MISSES],
+		       t.c[SSDC_C_BYPASSED_READS], t.c[SSDC_C_BYPASSED_WRITES], ram_per_block(sc),
+		       ssdc_policy_name(sc->policy), sc->seq_cutoff,
+		       READ_ONCE(sc->failed) ? "failed" : "ok");
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s", sc->origin->name);
+		emit_table(sc, result, maxlen, &sz);
 		break;
 	case STATUSTYPE_IMA:
-		DMEMIT("target_name=%s,target_version=%u.%u.%u,origin_name=%s;",
+		DMEMIT("target_name=%s,target_version=%u.%u.%u,",
 		       SSDCACHE_TARGET_NAME, SSDCACHE_VERSION_MAJOR,
-		       SSDCACHE_VERSION_MINOR, SSDCACHE_VERSION_PATCH,
-		       sc->origin->name);
+		       SSDCACHE_VERSION_MINOR, SSDCACHE_VERSION_PATCH);
+		DMEMIT("origin_name=%s,cache_name=%s,mode=%s;", sc->origin->name,
+		       sc->cache->name, ssdc_mode_name(sc->mode));
 		break;
 	}
 }
@@ -112,23 +228,69 @@ static int ssdcache_message(struct dm_target *ti, unsigned int argc,
 			    char **argv, char *result, unsigned int maxlen)
 {
 	struct ssdcache *sc = ti->private;
-	int r;
+	enum ssdcache_mode mode;
+	enum ssdc_policy policy;
+	u64 v;
+	int r, cpu;
 
 	r = ssdcache_selftest_message(sc, argc, argv);
 	if (r != -ENOTTY)
 		return r;
 
+	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
+		for_each_possible_cpu(cpu)
+			memset(per_cpu_ptr(sc->stats, cpu), 0, sizeof(struct ssdc_stats));
+		return 0;
+	}
+	if (argc == 2 && !strcasecmp(argv[0], "policy")) {
+		if (ssdc_parse_policy(argv[1], &policy)) {
+			DMERR("%s: unknown policy \"%s\" (lru, fifo)", ssdcache_name(sc), argv[1]);
+			return -EINVAL;
+		}
+		WRITE_ONCE(sc->policy, policy);
+		return 0;
+	}
+	if (argc == 2 && !strcasecmp(argv[0], "sequential_cutoff")) {
+		if (kstrtou64(argv[1], 10, &v)) {
+			DMERR("%s: invalid sequential_cutoff \"%s\"", ssdcache_name(sc), argv[1]);
+			return -EINVAL;
+		}
+		WRITE_ONCE(sc->seq_cutoff, v);
+		return 0;
+	}
+	if (argc == 2 && !strcasecmp(argv[0], "mode")) {
+		r = ssdc_parse_mode(argv[1], &mode);
+		if (r) {
+			DMERR("%s: cannot switch to mode \"%s\"%s", ssdcache_name(sc), argv[1],
+			      r == -EOPNOTSUPP ? ": not supported yet" : "");
+			return -EINVAL;
+		}
+		WRITE_ONCE(sc->mode, mode);
+		return 0;
+	}
 	DMERR("%s: unrecognised message \"%s\"", ssdcache_name(sc),
 	      argc ? argv[0] : "");
 	return -EINVAL;
+}
+
+static void ssdcache_postsuspend(struct dm_target *ti)
+{
+	struct ssdcache *sc = ti->private;
+
+	ssdc_io_drain(sc);
+	ssdc_meta_commit(sc);
 }
 
 static int ssdcache_iterate_devices(struct dm_target *ti,
 				    iterate_devices_callout_fn fn, void *data)
 {
 	struct ssdcache *sc = ti->private;
+	int r;
 
-	return fn(ti, sc->origin, 0, ti->len, data);
+	r = fn(ti, sc->origin, 0, ti->len, data);
+	if (!r)
+		r = fn(ti, sc->cache, 0, bdev_nr_sectors(sc->cache->bdev), data);
+	return r;
 }
 
 static struct target_type ssdcache_target = {
@@ -138,7 +300,9 @@ static struct target_type ssdcache_target = {
 	.module = THIS_MODULE,
 	.ctr = ssdcache_ctr,
 	.dtr = ssdcache_dtr,
-	.map = ssdcache_map,
+	.map = ssdc_map,
+	.end_io = ssdc_end_io,
+	.postsuspend = ssdcache_postsuspend,
 	.status = ssdcache_status,
 	.message = ssdcache_message,
 	.iterate_devices = ssdcache_iterate_devices,

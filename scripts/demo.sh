@@ -17,7 +17,7 @@ scripts/build-module.sh "$kver"
 make -s tool
 out=$top/build/demo
 rm -rf "$out"
-echo "demo: booting $kver under TCG (about 20 s), then running the workload"
+echo "demo: booting $kver under TCG (about 20 s), then about $((4 * ${SSDCACHE_DEMO_SECS:-15})) s of workload"
 scripts/vm-run -k "$kver" -o "$out" -- \
 	env SSDCACHE_DEMO_SECS="${SSDCACHE_DEMO_SECS:-15}" tests/vm/demo-guest.sh
 echo "demo: the full output is in $out/output.log"

@@ -28,8 +28,9 @@ setup() { require_guest; }
 }
 
 @test "module: cannot be unloaded while a device uses it, can after" {
-	dev=$(nullb_create mod0 16 fast)
-	dm_create modt "0 $(dev_sectors "$dev") ssdcache $dev"
+	origin=$(nullb_create mod0 16 fast)
+	cache=$(nullb_create mod1 8 fast)
+	ssdc_create modt "$origin" "$cache" writethrough format
 	run rmmod dm_ssdcache
 	[ "$status" -ne 0 ]
 	[ -d /sys/module/dm_ssdcache ]

@@ -1,44 +1,151 @@
 #!/usr/bin/env bats
-# Bad table lines: each is refused with a specific error, and the origin
-# is left untouched.
+# Bad table lines and refused loads: each gets its own error, and neither
+# device is changed (checksums before and after).
 
 load ../lib/common
 
 setup() {
 	require_guest
-	origin=$(nullb_create tb0 16 fast)
-	dd if=/dev/urandom of="$origin" bs=1M count=16 oflag=direct status=none
-	before=$(dev_md5 "$origin")
+	origin=$(nullb_create tb_o 32 fast)
+	cache=$(nullb_create tb_c 8 fast)
+	small=$(nullb_create tb_s 1 fast)
+	dd if=/dev/urandom of="$origin" bs=1M count=32 oflag=direct status=none
+	dd if=/dev/urandom of="$cache" bs=1M count=8 oflag=direct status=none
 	size=$(dev_sectors "$origin")
 }
 
-# refused TABLE EXPECTED_ERROR
+snapshot() { echo "$(dev_md5 "$origin") $(dev_md5 "$cache")"; }
+
+# refused TABLE_ARGS EXPECTED_ERROR: "0 $size ssdcache TABLE_ARGS" fails
+# with EXPECTED_ERROR in the kernel log, and changes nothing.
 refused() {
+	local before
+	before=$(snapshot)
 	dmesg_mark
-	run dmsetup create bad --table "$1"
+	run dmsetup create bad --table "0 ${SIZE:-$size} ssdcache $1"
 	[ "$status" -ne 0 ] || { dmsetup remove bad; fail "table accepted: $1"; }
 	[ ! -e /dev/mapper/bad ] || fail "device left behind"
 	dmesg_since | grep -F "ssdcache: $2" ||
 		fail "no '$2' in the kernel log: $(dmesg_since)"
-	assert_eq "$before" "$(dev_md5 "$origin")" "origin contents"
+	assert_eq "$before" "$(snapshot)" "devices after a refused table"
 }
 
-@test "table: no arguments" {
-	refused "0 $size ssdcache" "Invalid argument count"
+@test "table: wrong argument counts" {
+	refused "" "Invalid argument count"
+	refused "$origin" "Invalid argument count"
+	refused "$origin $cache" "Invalid argument count"
+	refused "$origin $cache writethrough 2 format" "Invalid number of optional arguments"
+	refused "$origin $cache writethrough 1 format extra" "Too many arguments"
 }
 
-@test "table: too many arguments" {
-	refused "0 $size ssdcache $origin extra" "Invalid argument count"
+@test "table: unknown or unsupported mode" {
+	refused "$origin $cache fast" "Invalid mode"
+	refused "$origin $cache writeback 1 format" "Mode writeback is not supported yet"
 }
 
-@test "table: nonexistent origin device" {
-	refused "0 $size ssdcache /dev/does-not-exist" "Cannot open origin device"
+@test "table: unknown option, missing value, bad numbers" {
+	refused "$origin $cache writethrough 1 turbo" "Unknown optional argument"
+	refused "$origin $cache writethrough 1 block_size" "Optional argument is missing its value"
+	refused "$origin $cache writethrough 3 format block_size big" "Invalid block_size: not a number"
+	refused "$origin $cache writethrough 3 format policy mru" "Invalid policy"
+	refused "$origin $cache writethrough 3 format sequential_cutoff -5" "Invalid sequential_cutoff"
+	refused "$origin $cache writethrough x format" "Invalid number of optional arguments"
+	refused "$origin $cache writethrough 1 force" "force is only valid with format"
 }
 
-@test "table: target shorter than the origin" {
-	refused "0 $((size - 8)) ssdcache $origin" "Target length differs from the origin size"
+@test "table: block size out of range or not a power of two" {
+	for bs in 512 2048 6144 2097152; do
+		refused "$origin $cache writethrough 3 format block_size $bs" "Invalid block_size: must be a power of two"
+	done
 }
 
-@test "table: target longer than the origin" {
-	refused "0 $((size + 8)) ssdcache $origin" "Target length differs from the origin size"
+@test "table: devices that cannot be used" {
+	refused "/dev/nonexistent $cache writethrough 1 format" "Cannot open origin device"
+	refused "$origin /dev/nonexistent writethrough 1 format" "Cannot open cache device"
+	refused "$origin $origin writethrough 1 format" "Origin and cache are the same device"
+	refused "$origin $small writethrough 1 format" "Cache device too small for its own metadata"
+	SIZE=$((size - 8)) refused "$origin $cache writethrough 1 format" "Target length differs from the origin size"
+}
+
+@test "table: a device in use elsewhere is refused" {
+	dm_linear_create user "$cache"
+	refused "$origin $cache writethrough 1 format" "Cache device is in use by another device"
+	dm_remove user
+	dm_linear_create user "$origin"
+	refused "$origin $cache writethrough 1 format" "Origin device is in use by another device"
+	dm_remove user
+	mkfs.ext4 -q "$cache"
+	mkdir -p "$BATS_TEST_TMPDIR/mnt"
+	mount "$cache" "$BATS_TEST_TMPDIR/mnt"
+	run dmsetup create bad --table "0 $size ssdcache $origin $cache writethrough 1 format"
+	umount "$BATS_TEST_TMPDIR/mnt"
+	[ "$status" -ne 0 ] || fail "a mounted cache device was accepted"
+}
+
+@test "table: load without format needs a superblock" {
+	refused "$origin $cache writethrough" "No ssdcache superblock on the cache device"
+}
+
+@test "table: format over an existing cache needs force" {
+	ssdc_create tc "$origin" "$cache" writethrough format
+	dm_remove tc
+	refused "$origin $cache writethrough 1 format" "Cache device holds an ssdcache superblock"
+	ssdc_create tc "$origin" "$cache" writethrough format force
+	[ "$(ssdc_stat tc state)" = ok ]
+}
+
+@test "table: a cache is refused for another origin" {
+	other=$(nullb_create tb_x 32 fast)
+	bigger=$(nullb_create tb_y 48 fast)
+	ssdc_create tc "$origin" "$cache" writethrough format
+	dm_remove tc
+	refused "$other $cache writethrough" "Cache belongs to another origin"
+	SIZE=$(dev_sectors "$bigger") refused "$bigger $cache writethrough" "Cache belongs to an origin of another size"
+	refused "$origin $cache writethrough 2 origin_id someone-else" "Cache belongs to another origin"
+	refused "$origin $cache writethrough 2 block_size 8192" "block_size differs"
+	# The right origin still loads.
+	ssdc_create tc "$origin" "$cache" writethrough
+}
+
+@test "table: an explicit origin_id is recorded and checked" {
+	ssdc_create tc "$origin" "$cache" writethrough format origin_id disk-serial-42
+	[[ "$(dmsetup table tc)" == *"origin_id disk-serial-42"* ]]
+	dm_remove tc
+	refused "$origin $cache writethrough" "Cache belongs to another origin"
+	ssdc_create tc "$origin" "$cache" writethrough origin_id disk-serial-42
+}
+
+@test "table: corrupted superblocks are refused, one bad copy is survived" {
+	ssdc_create tc "$origin" "$cache" writethrough format
+	dm_remove tc
+	# Flip a byte inside copy A (sector 0): copy B still loads.
+	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" 100
+	ssdc_create tc "$origin" "$cache" writethrough
+	dm_remove tc
+	# ... and both copies: refused, with the reason.
+	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" $((4096 + 100))
+	refused "$origin $cache writethrough" "Both ssdcache superblocks are corrupted"
+}
+
+@test "table: the superblock checksum is the documented crc32c" {
+	ssdc_create tc "$origin" "$cache" writethrough format
+	dm_remove tc
+	run python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" sb "$cache"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == *"csum_ok=1"* && "${lines[1]}" == *"csum_ok=1"* ]] || fail "$output"
+	[[ "$output" == *"version=1 "* ]]
+}
+
+@test "table: an unknown format version is refused" {
+	ssdc_create tc "$origin" "$cache" writethrough format
+	dm_remove tc
+	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" version 99
+	refused "$origin $cache writethrough" "Unsupported on-disk format version"
+}
+
+@test "table: an inconsistent geometry is refused" {
+	ssdc_create tc "$origin" "$cache" writethrough format
+	dm_remove tc
+	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" nr_blocks 999999
+	refused "$origin $cache writethrough" "Superblock geometry is inconsistent"
 }

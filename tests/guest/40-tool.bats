@@ -7,8 +7,9 @@ setup() { require_guest; }
 
 @test "ssdcachectl: list shows ssdcache devices only" {
 	dev=$(nullb_create tl0 16 fast)
+	cache=$(nullb_create tl2 8 fast)
 	other=$(nullb_create tl1 16 fast)
-	dm_create tool1 "0 $(dev_sectors "$dev") ssdcache $dev"
+	ssdc_create tool1 "$dev" "$cache" writethrough format
 	dm_linear_create notcache "$other"
 	run "$SSDCACHECTL" list
 	[ "$status" -eq 0 ]
@@ -17,10 +18,11 @@ setup() { require_guest; }
 
 @test "ssdcachectl: status prints the target's status line" {
 	dev=$(nullb_create tl0 16 fast)
-	dm_create tool1 "0 $(dev_sectors "$dev") ssdcache $dev"
+	cache=$(nullb_create tl2 8 fast)
+	ssdc_create tool1 "$dev" "$cache" writearound format
 	run "$SSDCACHECTL" status tool1
 	[ "$status" -eq 0 ]
-	assert_eq "tool1: 1 passthrough" "$output" "status"
+	[[ "$output" == "tool1: 1 writearound 4096 "*" ok" ]] || fail "status: $output"
 }
 
 @test "ssdcachectl: status of a missing or foreign device says so" {

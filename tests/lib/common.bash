@@ -31,3 +31,47 @@ fail() {
 assert_eq() {
 	[ "$1" = "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
 }
+
+# ssdc_create NAME ORIGIN CACHE MODE [OPT...] -> prints /dev/mapper/NAME
+# An ssdcache device over ORIGIN with CACHE; OPTs are the optional table
+# arguments, e.g. "format" or "format block_size 65536".
+ssdc_create() {
+	local name=$1 origin=$2 cache=$3 mode=$4
+	shift 4
+	local opts=""
+	[ $# -eq 0 ] || opts=" $# $*"
+	dm_create "$name" "0 $(dev_sectors "$origin") ssdcache $origin $cache $mode$opts"
+}
+
+# ssdc_stat NAME FIELD: one field of the status line (Documentation/
+# ssdcache.rst), by name.
+ssdc_stat() {
+	local names="version mode block_size blocks dirty read_hits read_misses write_hits write_misses bypassed_reads bypassed_writes ram_per_block policy sequential_cutoff state"
+	local i=4 n
+	for n in $names; do
+		if [ "$n" = "$2" ]; then
+			dmsetup status "$1" | awk -v f=$i '{print $f}'
+			return 0
+		fi
+		i=$((i + 1))
+	done
+	echo "ssdc_stat: no field $2" >&2
+	return 1
+}
+
+# Cached blocks in use (the part before the slash of "blocks").
+ssdc_used() { ssdc_stat "$1" blocks | cut -d/ -f1; }
+
+# fio_verify DEV BS_RANGE SIZE [EXTRA...]: random writes, crc32c verified.
+fio_verify() {
+	local dev=$1 bs=$2 size=$3
+	shift 3
+	fio --name=verify --filename="$dev" --direct=1 --ioengine=libaio \
+		--iodepth=16 --rw=randwrite --bsrange="$bs" --size="$size" \
+		--verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0 \
+		--output-format=terse "$@" >"$BATS_TEST_TMPDIR/fio.out" 2>&1 ||
+		{ cat "$BATS_TEST_TMPDIR/fio.out"; return 1; }
+}
+
+# Reads a whole device once, O_DIRECT, in 4 KiB reads.
+read_all() { dd if="$1" of=/dev/null bs=4k iflag=direct status=none; }

@@ -11,6 +11,7 @@ SSDC_REGISTRY=$(mktemp)
 source "$SSDCACHE_TOP/tests/lib/devices.bash"
 
 dev=$(nullb_create selftest0 16 fast)
-dm_create selftest "0 $(dev_sectors "$dev") ssdcache $dev" >/dev/null
+cache=$(nullb_create selftest1 8 fast)
+dm_create selftest "0 $(dev_sectors "$dev") ssdcache $dev $cache writethrough 1 format" >/dev/null
 dmsetup message selftest 0 selftest_warn
 echo "selftest-harness: warning requested, device left in place"

@@ -1,0 +1,158 @@
+#!/usr/bin/env bats
+# The cache's data paths: every byte read through the cache is the byte
+# last written, in every mode, block size and I/O size, with a cache much
+# smaller than the data so that eviction runs all the time.
+
+load ../lib/common
+
+setup() {
+	require_guest
+	origin=$(nullb_create io_o 64 fast)
+	cache=$(nullb_create io_c 8 fast)
+}
+
+@test "io: writethrough, 4 KiB blocks: fio verify, 4 KiB writes" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	fio_verify "$dm" 4k-4k 48M
+	[ "$(ssdc_stat io state)" = ok ]
+	[ "$(ssdc_stat io write_hits)" -gt 0 ]
+}
+
+@test "io: writethrough, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	fio_verify "$dm" 512-128k 48M
+}
+
+@test "io: writearound, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
+	dm=$(ssdc_create io "$origin" "$cache" writearound format)
+	fio_verify "$dm" 512-128k 48M
+}
+
+@test "io: writethrough, 64 KiB blocks: fio verify, 512 B to 128 KiB writes" {
+	cache=$(nullb_create io_c64 32 fast)
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format block_size 65536)
+	[ "$(ssdc_stat io block_size)" = 65536 ]
+	fio_verify "$dm" 512-128k 48M
+}
+
+@test "io: cache and origin agree after random writes and reads, both modes" {
+	for mode in writethrough writearound; do
+		dm=$(ssdc_create io "$origin" "$cache" $mode format force)
+		fio --name=w --filename="$dm" --direct=1 --ioengine=libaio --iodepth=8 \
+			--rw=randrw --bsrange=512-64k --size=64M --io_size=32M \
+			--output-format=terse >/dev/null
+		read_all "$dm"
+		read_all "$dm"
+		[ "$(ssdc_stat io read_hits)" -gt 0 ]
+		assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "$mode: through the cache vs origin"
+		dm_remove io
+	done
+}
+
+@test "io: unaligned 512-byte I/O at odd sectors of cached blocks" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	dd if=/dev/urandom of="$dm" bs=4k count=16 oflag=direct status=none
+	read_all_16() { dd if="$dm" of=/dev/null bs=4k count=16 iflag=direct status=none; }
+	read_all_16
+	sleep 0.5
+	read_all_16
+	for s in 1 7 13 31 127; do
+		head -c 512 /dev/urandom >"$BATS_TEST_TMPDIR/s"
+		dd if="$BATS_TEST_TMPDIR/s" of="$dm" bs=512 seek=$s oflag=direct status=none
+		want=$(md5sum <"$BATS_TEST_TMPDIR/s")
+		assert_eq "$want" "$(dd if="$dm" bs=512 skip=$s count=1 iflag=direct status=none | md5sum)" "cache, sector $s"
+		assert_eq "$want" "$(dd if="$origin" bs=512 skip=$s count=1 iflag=direct status=none | md5sum)" "origin, sector $s"
+	done
+	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "whole device"
+}
+
+@test "io: a re-read of cached data is served from the SSD" {
+	dm=$(ssdc_create io "$origin" "$cache" writearound format)
+	dd if="$dm" of=/dev/null bs=4k count=256 iflag=direct status=none
+	sleep 1	# fills are asynchronous
+	dmsetup message io 0 reset_stats
+	dd if="$dm" of=/dev/null bs=4k count=256 iflag=direct status=none
+	assert_eq 256 "$(ssdc_stat io read_hits)" "hits on the second pass"
+	assert_eq 0 "$(ssdc_stat io read_misses)" "misses on the second pass"
+}
+
+@test "io: a write invalidates the cached copy (writearound) or replaces it (writethrough)" {
+	for mode in writearound writethrough; do
+		dm=$(ssdc_create io "$origin" "$cache" $mode format force)
+		dd if=/dev/urandom of="$dm" bs=4k count=8 oflag=direct status=none
+		dd if="$dm" of=/dev/null bs=4k count=8 iflag=direct status=none
+		sleep 0.5
+		dd if=/dev/urandom of="$dm" bs=4k count=8 oflag=direct status=none
+		assert_eq "$(dd if="$origin" bs=4k count=8 iflag=direct status=none | md5sum)" \
+			"$(dd if="$dm" bs=4k count=8 iflag=direct status=none | md5sum)" "$mode"
+		dm_remove io
+	done
+}
+
+@test "io: discard and write-zeroes invalidate the cache and reach the origin" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	dd if=/dev/urandom of="$dm" bs=1M count=4 oflag=direct status=none
+	dd if="$dm" of=/dev/null bs=4k count=1024 iflag=direct status=none
+	sleep 0.5
+	blkdiscard -o 0 -l $((2 << 20)) "$dm"
+	blkdiscard -z -o $((2 << 20)) -l $((2 << 20)) "$dm"
+	zeros=$(head -c $((4 << 20)) /dev/zero | md5sum)
+	assert_eq "$zeros" "$(dd if="$origin" bs=1M count=4 iflag=direct status=none | md5sum)" "origin"
+	assert_eq "$zeros" "$(dd if="$dm" bs=1M count=4 iflag=direct status=none | md5sum)" "through the cache"
+}
+
+@test "io: sequential I/O above the cutoff bypasses the cache" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format sequential_cutoff 1048576)
+	udevadm settle
+	sleep 0.5
+	before=$(ssdc_used io)
+	dd if="$dm" of=/dev/null bs=1M count=8 iflag=direct status=none
+	[ "$(ssdc_stat io bypassed_reads)" -ge 6 ]
+	sleep 0.5
+	# Only the first MiB (the cutoff) may have been cached: 256 blocks.
+	filled=$(( $(ssdc_used io) - before ))
+	[ "$filled" -le 256 ] || fail "sequential read filled $filled blocks"
+	dd if=/dev/zero of="$dm" bs=1M count=8 oflag=direct status=none
+	[ "$(ssdc_stat io bypassed_writes)" -ge 6 ]
+	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "after the bypassed write"
+	# A cutoff of 0 never bypasses.
+	dmsetup message io 0 sequential_cutoff 0
+	dmsetup message io 0 reset_stats
+	dd if="$dm" of=/dev/null bs=1M count=8 iflag=direct status=none
+	assert_eq 0 "$(ssdc_stat io bypassed_reads)" "bypassed with cutoff 0"
+}
+
+@test "io: status and table lines; the table line reloads the same cache" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	run dmsetup status io
+	[[ "$output" =~ ^0\ 131072\ ssdcache\ 1\ writethrough\ 4096\ [0-9]+/[0-9]+\ 0\ ([0-9]+\ ){6}[0-9]+\ lru\ 4194304\ ok$ ]] ||
+		fail "status: $output"
+	table=$(dmsetup table io)
+	[[ "$table" == *"writethrough 8 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o"* ]] ||
+		fail "table: $table"
+	[[ "$table" != *format* ]] || fail "the table line must never re-format"
+	dd if="$dm" of=/dev/null bs=4k count=64 iflag=direct status=none
+	dm_reload io "$table"
+	[ "$(ssdc_stat io state)" = ok ]
+	[ "$(ssdc_stat io ram_per_block)" -le 16 ] || fail "RAM per block over 16 bytes"
+}
+
+@test "io: messages change policy, cutoff and mode; bad values are refused" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	dmsetup message io 0 policy fifo
+	assert_eq fifo "$(ssdc_stat io policy)"
+	dmsetup message io 0 policy lru
+	dmsetup message io 0 sequential_cutoff 65536
+	assert_eq 65536 "$(ssdc_stat io sequential_cutoff)"
+	dmsetup message io 0 mode writearound
+	assert_eq writearound "$(ssdc_stat io mode)"
+	dmsetup message io 0 mode writethrough
+	for bad in "policy mru" "sequential_cutoff -1" "sequential_cutoff lots" "mode writeback" \
+		"mode fast" "policy" "frobnicate"; do
+		run dmsetup message io 0 $bad
+		[ "$status" -ne 0 ] || fail "message '$bad' was accepted"
+	done
+	assert_eq lru "$(ssdc_stat io policy)"
+	assert_eq writethrough "$(ssdc_stat io mode)"
+	assert_eq 65536 "$(ssdc_stat io sequential_cutoff)"
+}
