@@ -5,21 +5,34 @@ load ../lib/common
 
 META=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
 
-@test "faults: an SSD data write failure drops the copy; the write succeeds" {
-	require_guest
-	origin=$(nullb_create fw_o 16 fast)
-	ssd=$(nullb_create fw_s 8 fast)
-	# Format through a plain mapping, then fail every write to the data
-	# area while the metadata area keeps working.
-	lin=$(dm_linear_create fw_c "$ssd")
-	dm=$(ssdc_create fw "$origin" "$lin" writethrough format)
-	dm_remove fw
+# faulty_cache TAG DATA_TABLE: origin ${TAG}_o and a cache device ${TAG}_c
+# (a dm table over null_blk ${TAG}_s) formatted by ssdcache ${TAG}, whose
+# data area is then remapped to DATA_TABLE ("error", or a flakey table
+# taking the SSD and the data area's offset, appended by this function)
+# while the metadata area keeps working. Sets origin, ssd and lin.
+faulty_cache() {
+	local tag=$1 data=$2 ds total
+	origin=$(nullb_create "${tag}_o" 16 fast)
+	ssd=$(nullb_create "${tag}_s" 8 fast)
+	lin=$(dm_linear_create "${tag}_c" "$ssd")
+	ssdc_create "$tag" "$origin" "$lin" writethrough format >/dev/null
+	# Blocks 2500.. are clear of what udev's probe reads (and caches).
+	dd if=/dev/urandom of="/dev/mapper/$tag" bs=4k count=64 seek=2500 oflag=direct status=none
+	dm_remove "$tag"
 	ds=$(python3 "$META" get-sb "$lin" data_start)
 	total=$(dev_sectors "$ssd")
-	dm_reload fw_c "0 $ds linear $ssd 0
-$ds $((total - ds)) flakey $ssd $ds 0 100 1 error_writes"
+	case $data in
+	error) data="error" ;;
+	*) data="$data $ssd $ds $FLAKEY_ARGS" ;;
+	esac
+	dm_reload "${tag}_c" "0 $ds linear $ssd 0
+$ds $((total - ds)) $data"
+}
+
+@test "faults: an SSD data write failure drops the copy; the write succeeds" {
+	require_guest
+	FLAKEY_ARGS="0 100 1 error_writes" faulty_cache fw flakey
 	dm=$(ssdc_create fw "$origin" "$lin" writethrough)
-	# Blocks 2500.. are clear of what udev's probe reads (and caches).
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=4k count=64 status=none
 	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k seek=2500 oflag=direct status=none
 	assert_eq ok "$(ssdc_stat fw state)"
@@ -33,18 +46,9 @@ $ds $((total - ds)) flakey $ssd $ds 0 100 1 error_writes"
 
 @test "faults: an SSD read failure is served from the origin" {
 	require_guest
-	origin=$(nullb_create fr_o 16 fast)
-	ssd=$(nullb_create fr_s 8 fast)
-	lin=$(dm_linear_create fr_c "$ssd")
-	dm=$(ssdc_create fr "$origin" "$lin" writethrough format)
-	dd if=/dev/urandom of="$dm" bs=4k count=64 seek=2500 oflag=direct status=none
-	want=$(dd if="$origin" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)
-	dm_remove fr
-	ds=$(python3 "$META" get-sb "$lin" data_start)
-	total=$(dev_sectors "$ssd")
 	# dm-flakey's error_reads is newer than 6.1: an error target instead.
-	dm_reload fr_c "0 $ds linear $ssd 0
-$ds $((total - ds)) error"
+	faulty_cache fr error
+	want=$(dd if="$origin" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)
 	dm=$(ssdc_create fr "$origin" "$lin" writethrough)
 	udevadm settle
 	dmsetup message fr 0 reset_stats

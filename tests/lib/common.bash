@@ -38,9 +38,7 @@ assert_eq() {
 ssdc_create() {
 	local name=$1 origin=$2 cache=$3 mode=$4
 	shift 4
-	local opts=""
-	[ $# -eq 0 ] || opts=" $# $*"
-	dm_create "$name" "0 $(dev_sectors "$origin") ssdcache $origin $cache $mode$opts"
+	dm_create "$name" "0 $(dev_sectors "$origin") ssdcache $origin $cache $mode$(opt_args "$@")"
 }
 
 # ssdc_stat NAME FIELD: one field of the status line (Documentation/

@@ -77,6 +77,12 @@ _nullb_remove() {
 	rmdir "$d"
 }
 
+# opt_args WORD...: " <count> WORD..." as a table line's optional
+# argument group, or nothing when there are none.
+opt_args() {
+	[ $# -eq 0 ] || echo " $# $*"
+}
+
 # dm_create NAME TABLE -> prints /dev/mapper/NAME
 dm_create() {
 	local name=$1 table=$2
@@ -105,9 +111,7 @@ dm_linear_create() {
 dm_flakey_create() {
 	local name=$1 dev=$2 up=$3 down=$4
 	shift 4
-	local feat=""
-	[ $# -eq 0 ] || feat=" $# $*"
-	dm_create "$name" "0 $(dev_sectors "$dev") flakey $dev 0 $up $down$feat"
+	dm_create "$name" "0 $(dev_sectors "$dev") flakey $dev 0 $up $down$(opt_args "$@")"
 }
 
 # dm_delay_create NAME DEV READ_MS [WRITE_MS]
