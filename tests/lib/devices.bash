@@ -89,6 +89,9 @@ dm_create() {
 	dmsetup create "$name" --table "$table" || return 1
 	_devices_register dm "$name"
 	wait_for_dev "/dev/mapper/$name" || return 1
+	# udev probes every new device (blkid reads it): let that finish, so
+	# that tests counting the cache's hits and misses see only their I/O.
+	udevadm settle 2>/dev/null || true
 	echo "/dev/mapper/$name"
 }
 
