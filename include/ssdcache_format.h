@@ -31,7 +31,7 @@
 #define SSDCACHE_MAGIC		0x4548434143445353ULL
 
 /* Version of the on-disk format described in this file. */
-#define SSDCACHE_FORMAT_VERSION	1
+#define SSDCACHE_FORMAT_VERSION	2
 
 /* The unit of every on-disk offset: a 512-byte sector. */
 #define SSDCACHE_SECTOR_SHIFT	9
@@ -63,7 +63,8 @@ SSDCACHE_STATIC_ASSERT(SSDCACHE_META_BLOCK_SIZE % SSDCACHE_SECTOR_SIZE == 0,
  *   0                 superblock A   (one metadata block)
  *   8                 superblock B   (one metadata block)
  *   journal_start     journal        (journal_blocks metadata blocks)
- *   map_start         block map      (map_pages metadata blocks)
+ *   map_start         block map copy 0 (map_pages metadata blocks)
+ *   + map_pages*8     block map copy 1 (map_pages metadata blocks)
  *   data_start        data area      (nr_blocks cache blocks)
  *
  * journal_start, map_start and data_start are recorded in the superblock;
@@ -103,8 +104,11 @@ struct ssdcache_disk_sb {
 	__le64 map_pages;		/* metadata blocks */
 	__le64 data_start;		/* sectors */
 	__le32 mode;			/* enum ssdcache_mode last in use */
-	__le32 flags;			/* SSDCACHE_SB_F_* */
-	__u8   pad[SSDCACHE_META_BLOCK_SIZE - 184];
+	__le32 flags;			/* none defined yet: must be 0 */
+	__le64 journal_tail;		/* journal block where replay starts */
+	__le64 journal_seq;		/* seq of the commit expected there */
+	__le64 ckpt_seq;		/* last checkpoint: map copies carry it */
+	__u8   pad[SSDCACHE_META_BLOCK_SIZE - 208];
 };
 
 SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_sb) == SSDCACHE_META_BLOCK_SIZE,
@@ -114,6 +118,11 @@ SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_sb) == SSDCACHE_META_BLOCK_SI
  * Block map: one 8-byte entry per cache block, in 4 KiB pages. Each page
  * carries its own header (checksum, page number, the cache's UUID), so a
  * torn, misplaced or stale page is detected and never trusted.
+ *
+ * Every page has two copies, one in each map region. A checkpoint writes
+ * a page to the copy that does not hold its newest version and stamps it
+ * with the checkpoint's number (seq); load takes the valid copy with the
+ * higher seq. A torn page write thus always leaves the previous version.
  */
 #define SSDCACHE_MAP_MAGIC	0x504d4353U	/* "SCMP" */
 
@@ -135,6 +144,9 @@ SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_map_hdr) == 64,
 #define SSDCACHE_MAP_VALID		(1ULL << 63)	/* holds oblock's data */
 #define SSDCACHE_MAP_DIRTY		(1ULL << 62)	/* newer than the origin */
 
+#define SSDCACHE_MAP_ENTRY_MASK \
+	(SSDCACHE_MAP_VALID | SSDCACHE_MAP_DIRTY | SSDCACHE_MAP_OBLOCK_MASK)
+
 #define SSDCACHE_MAP_ENTRIES_PER_PAGE \
 	((SSDCACHE_META_BLOCK_SIZE - sizeof(struct ssdcache_disk_map_hdr)) / 8)
 
@@ -149,5 +161,43 @@ SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_map_hdr) == 64,
 SSDCACHE_STATIC_ASSERT(SSDCACHE_MAP_ENTRIES_PER_PAGE == 504, "504 entries a page");
 SSDCACHE_STATIC_ASSERT(SSDCACHE_SETS_PER_PAGE * SSDCACHE_ASSOC ==
 		       SSDCACHE_MAP_ENTRIES_PER_PAGE, "a page holds whole sets");
+
+/*
+ * Journal: a ring of journal_blocks metadata blocks. A commit is one or
+ * more consecutive blocks (wrapping at the end of the ring), all carrying
+ * the commit's seq, their index in the commit and the commit's length. A
+ * commit counts only if all its blocks are valid; commits follow each
+ * other with consecutive seqs from the superblock's journal_tail and
+ * journal_seq. A record sets one map entry to a new value; records apply
+ * in order, the last one for a cache block wins.
+ */
+#define SSDCACHE_JOURNAL_MAGIC	0x4c4a4353U	/* "SCJL" */
+
+struct ssdcache_disk_jrec {
+	__le64 block;			/* cache block */
+	__le64 entry;			/* its new map entry */
+};
+
+struct ssdcache_disk_jhdr {
+	__le32 magic;			/* SSDCACHE_JOURNAL_MAGIC */
+	__le32 csum;
+	__le64 seq;			/* the commit */
+	__u8   cache_uuid[SSDCACHE_UUID_LEN];
+	__le32 nr_records;		/* in this block */
+	__le16 index;			/* of this block in its commit */
+	__le16 count;			/* blocks in the commit */
+	__u8   pad[24];
+};
+
+SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_jhdr) == 64,
+		       "the journal block header is 64 bytes");
+SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_jrec) == 16,
+		       "a journal record is 16 bytes");
+
+#define SSDCACHE_JOURNAL_RECORDS \
+	((SSDCACHE_META_BLOCK_SIZE - sizeof(struct ssdcache_disk_jhdr)) / \
+	 sizeof(struct ssdcache_disk_jrec))
+
+SSDCACHE_STATIC_ASSERT(SSDCACHE_JOURNAL_RECORDS == 252, "252 records a block");
 
 #endif /* SSDCACHE_FORMAT_H */

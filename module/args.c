@@ -4,11 +4,16 @@
  *
  *   ssdcache <origin_dev> <cache_dev> <mode> [<#opt_args> <opt_args>...]
  *
- * mode:      writethrough | writearound
+ * mode:      writethrough | writearound | writeback
  * opt_args:  block_size <bytes>          power of two, 4096..1048576
  *            policy <lru|fifo>
  *            sequential_cutoff <bytes>   0 disables
  *            origin_id <string>          the origin's identity, checked on load
+ *            dirty_high <percent>        write-back: start cleaning (50)
+ *            dirty_low <percent>         write-back: stop cleaning (25)
+ *            writeback_idle_ms <ms>      clean when the origin is idle (2000, 0 off)
+ *            writeback_rate <blocks/s>   cleaning rate limit (0 = none)
+ *            writeback_yield <0|1>       pause cleaning under foreground I/O (1)
  *            format                      write a new, empty cache
  *            force                       with format: over an existing one
  */
@@ -41,7 +46,7 @@ const char *ssdc_policy_name(enum ssdc_policy policy)
 	return policy < ARRAY_SIZE(policy_names) ? policy_names[policy] : "unknown";
 }
 
-/* Returns 0, -EINVAL for an unknown word, -EOPNOTSUPP for writeback. */
+/* Returns 0, or -EINVAL for an unknown word. */
 int ssdc_parse_mode(const char *s, enum ssdcache_mode *mode)
 {
 	if (!strcmp(s, "writethrough"))
@@ -49,7 +54,7 @@ int ssdc_parse_mode(const char *s, enum ssdcache_mode *mode)
 	else if (!strcmp(s, "writearound"))
 		*mode = SSDCACHE_MODE_WRITEAROUND;
 	else if (!strcmp(s, "writeback"))
-		return -EOPNOTSUPP;
+		*mode = SSDCACHE_MODE_WRITEBACK;
 	else
 		return -EINVAL;
 	return 0;
@@ -84,7 +89,8 @@ static int parse_opt(struct dm_arg_set *as, struct ssdc_args *args,
 		return 0;
 	}
 	if (strcasecmp(key, "block_size") && strcasecmp(key, "policy") &&
-	    strcasecmp(key, "sequential_cutoff") && strcasecmp(key, "origin_id")) {
+	    strcasecmp(key, "sequential_cutoff") && strcasecmp(key, "origin_id") &&
+	    ssdc_wb_parse(key, NULL, NULL, NULL) == -ENOTTY) {
 		*error = "Unknown optional argument";
 		return -EINVAL;
 	}
@@ -123,6 +129,15 @@ static int parse_opt(struct dm_arg_set *as, struct ssdc_args *args,
 			return -EINVAL;
 		}
 		args->origin_id = val;
+	} else {
+		unsigned int i, v;
+
+		if (ssdc_wb_parse(key, val, &i, &v)) {
+			*error = "Invalid writeback tunable: see Documentation/ssdcache.rst";
+			return -EINVAL;
+		}
+		args->wb_given |= 1U << i;
+		args->wb_val[i] = v;
 	}
 	return 0;
 }
@@ -131,7 +146,7 @@ int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 		    struct ssdc_args *args)
 {
 	static const struct dm_arg opt_count = {
-		0, 12, "Invalid number of optional arguments"
+		0, 24, "Invalid number of optional arguments"
 	};
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
 	unsigned int left;
@@ -149,12 +164,8 @@ int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 	args->origin_path = dm_shift_arg(&as);
 	args->cache_path = dm_shift_arg(&as);
 	r = ssdc_parse_mode(dm_shift_arg(&as), &args->mode);
-	if (r == -EOPNOTSUPP) {
-		ti->error = "Mode writeback is not supported yet";
-		return -EINVAL;
-	}
 	if (r) {
-		ti->error = "Invalid mode: expected writethrough or writearound";
+		ti->error = "Invalid mode: expected writethrough, writearound or writeback";
 		return -EINVAL;
 	}
 	if (!as.argc)
@@ -176,5 +187,5 @@ int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 		ti->error = "force is only valid with format";
 		return -EINVAL;
 	}
-	return 0;
+	return ssdc_wb_check_args(args, &ti->error);
 }

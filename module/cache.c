@@ -5,10 +5,12 @@
  * The cache is set-associative: an origin block hashes to one set of
  * SSDCACHE_ASSOC slots and can live only there. RAM per cache block: the
  * u64 slot word and a u16 policy stamp, plus each set's header shared by
- * its SSDCACHE_ASSOC slots and one bit per map page.
+ * its SSDCACHE_ASSOC slots and a few bits per map page.
  *
  * Every slot change happens under its set's lock, which is taken with
- * interrupts off because bio completions also release slots.
+ * interrupts off because bio completions also change slots. A change of
+ * what the slot's map entry should say goes through ssdc_slot_update(),
+ * which flags it for the next journal commit (meta.c).
  */
 #include <linux/hash.h>
 #include <linux/slab.h>
@@ -18,20 +20,24 @@
 
 int ssdc_cache_alloc(struct ssdcache *sc)
 {
+	size_t page_longs = BITS_TO_LONGS(sc->map_pages);
 	u32 i;
 
 	sc->slots = kvcalloc(sc->nr_blocks, sizeof(*sc->slots), GFP_KERNEL);
 	sc->stamps = kvcalloc(sc->nr_blocks, sizeof(*sc->stamps), GFP_KERNEL);
 	sc->sets = kvcalloc(sc->nr_sets, sizeof(*sc->sets), GFP_KERNEL);
-	sc->dirty_pages = kvcalloc(BITS_TO_LONGS(sc->map_pages),
-				   sizeof(unsigned long), GFP_KERNEL);
-	if (!sc->slots || !sc->stamps || !sc->sets || !sc->dirty_pages) {
+	sc->dirty_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
+	sc->ckpt_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
+	sc->map_cur = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
+	if (!sc->slots || !sc->stamps || !sc->sets || !sc->dirty_pages ||
+	    !sc->ckpt_pages || !sc->map_cur) {
 		ssdc_cache_free(sc);
 		return -ENOMEM;
 	}
 	for (i = 0; i < sc->nr_sets; i++)
 		spin_lock_init(&sc->sets[i].lock);
 	atomic64_set(&sc->used, 0);
+	atomic64_set(&sc->dirty, 0);
 	return 0;
 }
 
@@ -41,10 +47,14 @@ void ssdc_cache_free(struct ssdcache *sc)
 	kvfree(sc->stamps);
 	kvfree(sc->sets);
 	kvfree(sc->dirty_pages);
+	kvfree(sc->ckpt_pages);
+	kvfree(sc->map_cur);
 	sc->slots = NULL;
 	sc->stamps = NULL;
 	sc->sets = NULL;
 	sc->dirty_pages = NULL;
+	sc->ckpt_pages = NULL;
+	sc->map_cur = NULL;
 }
 
 /* The set of an origin block: a hash, so neighbours spread over sets. */
@@ -72,11 +82,17 @@ long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock)
 	return -1;
 }
 
+/* An EVICTING slot word whose invalid entry is not yet durable. */
+static inline bool evicting_unwritten(u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN);
+}
+
 /*
  * Does @set hold an EVICTING slot for @oblock whose invalid entry is not
- * yet durable? Then the SSD's map may still call @oblock VALID: a write to
- * it must wait for the next commit, and no new copy may be installed.
- * Caller holds the set lock.
+ * yet durable? Then the SSD's map may still call @oblock VALID: a write of
+ * it to the origin must wait for the next commit, and no clean copy may
+ * be installed. Caller holds the set lock.
  */
 bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
 {
@@ -85,8 +101,7 @@ bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
 	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
 		u64 v = sc->slots[s];
 
-		if (ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
-		    !(v & SSDC_SF_WRITTEN) && ssdc_slot_oblock(v) == oblock)
+		if (evicting_unwritten(v) && ssdc_slot_oblock(v) == oblock)
 			return true;
 	}
 	return false;
@@ -117,10 +132,31 @@ void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert)
 }
 
 /*
- * Makes a VALID slot invalid (EVICTING: its on-disk entry is still valid
- * until the next commit). A FILLING slot is marked CANCEL instead, so its
- * fill ends without installing. Returns true if the caller must wait for
- * a commit before the origin block may be written. Caller holds the lock.
+ * Sets @slot's word to @v, a change of what its map entry should say:
+ * the slot is journaled by the next commit and its page written by the
+ * next checkpoint. Caller holds the set lock.
+ */
+static void mark_pages(struct ssdcache *sc, u64 slot)
+{
+	u64 pg = ssdc_slot_page(slot);
+
+	set_bit(pg, sc->dirty_pages);
+	set_bit(pg, sc->ckpt_pages);
+}
+
+void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v)
+{
+	mark_pages(sc, slot);
+	sc->slots[slot] = v | SSDC_SF_CHANGED;
+}
+
+/*
+ * Makes a clean VALID slot invalid (EVICTING: its on-disk entry is still
+ * valid until the next commit). A FILLING slot is marked CANCEL instead,
+ * so its fill ends without installing. A dirty slot is never invalidated:
+ * its data exists nowhere else. Returns true if the caller must wait for
+ * a commit before the origin block may be written to the origin. Caller
+ * holds the lock.
  */
 bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
 {
@@ -130,34 +166,69 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
 		sc->slots[slot] = v | SSDC_SF_CANCEL;
 		return false;
 	}
-	/* Keep oblock and the readers count; clear state and flags. */
-	v &= ~(SSDC_SLOT_STATE_MASK | SSDC_SF_A | SSDC_SF_B);
-	sc->slots[slot] = v | ((u64)SSDC_SLOT_EVICTING << SSDC_SLOT_STATE_SHIFT);
+	if (WARN_ON_ONCE(v & SSDC_SF_DIRTY))
+		return true;
+	/* Keep oblock and the pins; clear state and flags. */
+	v &= ~(SSDC_SLOT_STATE_MASK | SSDC_SF_ALL);
+	ssdc_slot_update(sc, slot, v | ((u64)SSDC_SLOT_EVICTING << SSDC_SLOT_STATE_SHIFT));
 	atomic64_dec(&sc->used);
-	ssdc_meta_dirty(sc, slot, false);
 	return true;
 }
 
 /*
- * Makes a FILLING slot VALID once its data is on the SSD. Its entry may
- * reach the SSD only after an origin flush that began after this point:
- * the slot is UNSYNCED, tagged with the parity of the current epoch (see
- * meta.c). Caller holds the set lock.
+ * Sets @slot to VALID slot word @v, tagged as not durable in the current
+ * sync epoch. The page is marked before the epoch is read, and a commit
+ * bumps the epoch before it looks at the marks (with full barriers on
+ * both sides): so if this reads the epoch that commit flushes, that
+ * commit sees the page, and then the slot under the set lock. A slot
+ * can thus never keep the parity of an epoch older than the last one
+ * flushed, and a flush or FUA write queued after this returns waits for a
+ * commit that journals the slot. Caller holds the set lock.
  */
-void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock)
+static void update_unsynced(struct ssdcache *sc, u64 slot, u64 v)
 {
-	u64 v = ssdc_slot_make(oblock, SSDC_SLOT_VALID) | SSDC_SF_UNSYNCED;
-
+	mark_pages(sc, slot);
+	smp_mb__after_atomic();
+	v = (v & ~SSDC_SF_PARITY) | SSDC_SF_UNSYNCED | SSDC_SF_CHANGED;
 	if (READ_ONCE(sc->sync_epoch) & 1)
 		v |= SSDC_SF_PARITY;
 	sc->slots[slot] = v;
-	ssdc_meta_dirty(sc, slot, true);
 }
 
 /*
- * Evicts the policy's victim among @set's VALID slots that no read is
- * using, so that a FREE slot appears after the next commit. Caller holds
- * the set lock.
+ * Makes a FILLING slot VALID (clean or dirty) once its data is on the
+ * SSD. Its entry may reach the SSD only after flushes that began after
+ * this point: the slot is UNSYNCED and NEW, tagged with the parity of the
+ * current epoch (see meta.c). Caller holds the set lock.
+ */
+void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirty)
+{
+	u64 v = ssdc_slot_make(oblock, SSDC_SLOT_VALID) | SSDC_SF_NEW;
+
+	if (dirty) {
+		v |= SSDC_SF_DIRTY;
+		atomic64_inc(&sc->dirty);
+	}
+	v |= sc->slots[slot] & ~(SSDC_SLOT_STATE_MASK | SSDC_SF_ALL | SSDCACHE_MAP_OBLOCK_MASK);
+	update_unsynced(sc, slot, v);
+	ssdc_meta_unsynced(sc);
+}
+
+/*
+ * A dirty slot's data was rewritten in place: it is durable only after
+ * the next flush, and until then not a candidate for writeback. Caller
+ * holds the set lock.
+ */
+void ssdc_mark_unsynced_locked(struct ssdcache *sc, u64 slot)
+{
+	update_unsynced(sc, slot, sc->slots[slot]);
+	ssdc_meta_unsynced(sc);
+}
+
+/*
+ * Evicts the policy's victim among @set's clean VALID slots that no I/O
+ * is using, so that a FREE slot appears after the next commit. Dirty
+ * slots are left to writeback. Caller holds the set lock.
  */
 void ssdc_evict_one(struct ssdcache *sc, u32 set)
 {
@@ -169,44 +240,35 @@ void ssdc_evict_one(struct ssdcache *sc, u32 set)
 		u64 v = sc->slots[s];
 		u16 age = clock - sc->stamps[s];
 
-		if (ssdc_slot_state(v) != SSDC_SLOT_VALID || ssdc_slot_readers(v))
+		if (ssdc_slot_state(v) != SSDC_SLOT_VALID || ssdc_slot_pins(v) ||
+		    (v & SSDC_SF_DIRTY))
 			continue;
 		if (victim < 0 || age > best_age) {
 			victim = s;
 			best_age = age;
 		}
 	}
-	if (victim < 0)
+	if (victim < 0) {
+		ssdc_wb_kick(sc);
 		return;
+	}
 	ssdc_invalidate_locked(sc, set, victim);
 	ssdc_count(sc, SSDC_C_EVICTIONS);
 }
 
 /*
- * Might the SSD's map hold a VALID entry for this slot word? True for
- * VALID slots and for EVICTING ones whose invalid entry is not durable.
- */
-bool ssdc_slot_maybe_on_disk(u64 v)
-{
-	enum ssdc_slot_state st = ssdc_slot_state(v);
-
-	return st == SSDC_SLOT_VALID ||
-	       (st == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN));
-}
-
-/*
- * Ends a read from @slot. The last reader of an EVICTING slot whose
+ * Ends an I/O that pinned @slot. The last pin of an EVICTING slot whose
  * invalid entry is already on disk frees it.
  */
-void ssdc_slot_release_reader(struct ssdcache *sc, u64 slot)
+void ssdc_slot_unpin(struct ssdcache *sc, u64 slot)
 {
 	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
 	unsigned long flags;
 	u64 v;
 
 	spin_lock_irqsave(&st->lock, flags);
-	v = sc->slots[slot] - (1ULL << SSDC_SLOT_READERS_SHIFT);
-	if (!ssdc_slot_readers(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
+	v = sc->slots[slot] - SSDC_SLOT_PIN;
+	if (!ssdc_slot_pins(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
 	    (v & SSDC_SF_WRITTEN))
 		v = ssdc_slot_make(0, SSDC_SLOT_FREE);
 	sc->slots[slot] = v;
@@ -214,31 +276,89 @@ void ssdc_slot_release_reader(struct ssdcache *sc, u64 slot)
 }
 
 /*
- * Invalidates every cached origin block in [first, last]. Returns true if
- * the SSD's map may still hold one of them as VALID: the caller must then
- * wait for a commit.
+ * Invalidates one block for a write or discard to the origin; see
+ * ssdc_invalidate_range(). Returns 1 if a commit must come first, 0 if
+ * not, -1 if the block is dirty (and then left alone).
  */
-bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last)
+static int invalidate_block(struct ssdcache *sc, u32 set, u64 s)
+{
+	u64 v = sc->slots[s];
+
+	if (ssdc_slot_dirty(v))
+		return -1;
+	switch (ssdc_slot_state(v)) {
+	case SSDC_SLOT_VALID:
+	case SSDC_SLOT_FILLING:
+		return ssdc_invalidate_locked(sc, set, s);
+	case SSDC_SLOT_EVICTING:
+		return evicting_unwritten(v);
+	default:
+		return 0;
+	}
+}
+
+/* The lowest dirty origin block in [first, last], or U64_MAX. */
+u64 ssdc_first_dirty(struct ssdcache *sc, u64 first, u64 last)
+{
+	unsigned long flags;
+	u64 b, s, best = U64_MAX;
+	u32 set;
+
+	if (last - first < sc->nr_blocks) {
+		for (b = first; b <= last && best == U64_MAX; b++) {
+			long slot;
+
+			set = ssdc_set_of(sc, b);
+			spin_lock_irqsave(&sc->sets[set].lock, flags);
+			slot = ssdc_lookup(sc, set, b);
+			if (slot >= 0 && ssdc_slot_dirty(sc->slots[slot]))
+				best = b;
+			spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+		}
+		return best;
+	}
+	for (s = 0; s < sc->nr_blocks; s++) {
+		u64 v = READ_ONCE(sc->slots[s]);
+
+		if (ssdc_slot_dirty(v) && ssdc_slot_oblock(v) >= first &&
+		    ssdc_slot_oblock(v) <= last)
+			best = min(best, ssdc_slot_oblock(v));
+	}
+	return best;
+}
+
+/*
+ * Invalidates the clean cached origin blocks in [first, last]. Dirty
+ * blocks are kept. With @dirty_at, the range stops before the first dirty
+ * block, whose number is stored there (U64_MAX if none): a write must not
+ * reach the origin past it. Returns true if the SSD's map may still hold
+ * an invalidated block as VALID: the caller must then wait for a commit.
+ */
+bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last, u64 *dirty_at)
 {
 	unsigned long flags;
 	bool wait = false;
 	u64 b, s;
 	u32 set;
 
+	if (dirty_at) {
+		*dirty_at = atomic64_read(&sc->dirty) ?
+			    ssdc_first_dirty(sc, first, last) : U64_MAX;
+		if (*dirty_at == first)
+			return false;
+		if (*dirty_at != U64_MAX)
+			last = *dirty_at - 1;
+	}
 	if (last - first >= sc->nr_blocks) {
 		/* Cheaper to look at every slot than at every block. */
 		for (set = 0; set < sc->nr_sets; set++) {
 			spin_lock_irqsave(&sc->sets[set].lock, flags);
 			for (s = (u64)set * SSDCACHE_ASSOC;
 			     s < (u64)(set + 1) * SSDCACHE_ASSOC; s++) {
-				u64 v = sc->slots[s];
-				enum ssdc_slot_state st = ssdc_slot_state(v);
+				u64 ob = ssdc_slot_oblock(sc->slots[s]);
 
-				if (ssdc_slot_oblock(v) < first || ssdc_slot_oblock(v) > last)
-					continue;
-				if (st == SSDC_SLOT_VALID || st == SSDC_SLOT_FILLING)
-					wait |= ssdc_invalidate_locked(sc, set, s);
-				else if (st == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN))
+				if (ob >= first && ob <= last &&
+				    invalidate_block(sc, set, s) > 0)
 					wait = true;
 			}
 			spin_unlock_irqrestore(&sc->sets[set].lock, flags);
@@ -246,14 +366,18 @@ bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last)
 		return wait;
 	}
 	for (b = first; b <= last; b++) {
-		long slot;
+		u64 first_slot;
 
 		set = ssdc_set_of(sc, b);
+		first_slot = (u64)set * SSDCACHE_ASSOC;
 		spin_lock_irqsave(&sc->sets[set].lock, flags);
-		slot = ssdc_lookup(sc, set, b);
-		if (slot >= 0)
-			wait |= ssdc_invalidate_locked(sc, set, slot);
-		wait |= ssdc_evicting_locked(sc, set, b);
+		for (s = first_slot; s < first_slot + SSDCACHE_ASSOC; s++) {
+			u64 v = sc->slots[s];
+
+			if (ssdc_slot_state(v) != SSDC_SLOT_FREE &&
+			    ssdc_slot_oblock(v) == b && invalidate_block(sc, set, s) > 0)
+				wait = true;
+		}
 		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	}
 	return wait;

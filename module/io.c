@@ -7,13 +7,19 @@
  *         miss -> the origin; a whole-block read is then copied and
  *                 installed in the background (a "fill"), unless a write
  *                 to the same set started or ran meanwhile.
- * Writes: the cached copy is invalidated first (and the write waits for
- *         that to be durable, see meta.c); then the origin is written,
- *         and in write-through mode a whole-block write is also written
- *         to a free slot, completing when both are done. An SSD failure
- *         there only drops the copy.
- * Large sequential I/O (seqcut.c), discards and write-zeroes go to the
- * origin whole, after invalidating what they cover.
+ * Writes: to a dirty block, in place on the SSD, in any mode. Else in
+ *         write-back mode, a whole-block write goes to a free slot, which
+ *         becomes dirty (the clean copy, if any, is invalidated). Else the
+ *         cached copy is invalidated first (and the write waits for that
+ *         to be durable, see meta.c); then the origin is written, and in
+ *         write-through mode a whole-block write is also written to a free
+ *         slot, completing when both are done. An SSD failure there only
+ *         drops the copy.
+ * Writes to the SSD with REQ_FUA, and flushes, complete after the next
+ * commit (meta.c). Large sequential I/O (seqcut.c) and discards go to the
+ * origin whole, after invalidating what they cover; dirty blocks are
+ * never invalidated: a sequential bio stops before the first one (dm
+ * resubmits the rest), and a discard leaves them cached.
  */
 #include <linux/bio.h>
 #include <linux/blkdev.h>
@@ -76,7 +82,7 @@ static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
 		u64 v = sc->slots[pb->slot];
 
 		if (ok && !(v & (SSDC_SF_CANCEL | SSDC_SF_SSD_ERR))) {
-			ssdc_make_valid_locked(sc, pb->slot, pb->oblock);
+			ssdc_make_valid_locked(sc, pb->slot, pb->oblock, false);
 		} else {
 			sc->slots[pb->slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
 			atomic64_dec(&sc->used);
@@ -103,6 +109,7 @@ static bool failed_write_unsafe(struct ssdcache *sc, u64 first, u64 last)
 		return false;
 	if (last - first >= sc->nr_blocks) {
 		for (s = 0; s < sc->nr_blocks && !unsafe; s++) {
+			/* A racy read: the map cannot change any more. */
 			u64 v = READ_ONCE(sc->slots[s]);
 
 			unsafe = ssdc_slot_maybe_on_disk(v) &&
@@ -215,6 +222,72 @@ static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb
 	submit_bio_noacct(clone);
 }
 
+/* ---- write-back writes ---- */
+
+/* A write to a slot is done (or failed, or could not start). */
+static void wb_write_done(struct ssdcache *sc, struct bio *bio, blk_status_t status)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	struct ssdc_set *st = &sc->sets[pb->set];
+	unsigned long flags;
+	u64 v;
+
+	spin_lock_irqsave(&st->lock, flags);
+	v = sc->slots[pb->slot];
+	if (pb->rewrite) {
+		sc->slots[pb->slot] = v - SSDC_SLOT_PIN;
+		if (!status)
+			ssdc_mark_unsynced_locked(sc, pb->slot);
+	} else if (!status && !(v & SSDC_SF_CANCEL)) {
+		ssdc_make_valid_locked(sc, pb->slot, pb->oblock, true);
+	} else {
+		sc->slots[pb->slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
+		atomic64_dec(&sc->used);
+	}
+	spin_unlock_irqrestore(&st->lock, flags);
+	if (status) {
+		ssdc_count(sc, SSDC_C_SSD_ERRORS);
+		DMERR_LIMIT("%s: write to cache block %llu failed (%d)",
+			    ssdcache_name(sc), pb->slot, blk_status_to_errno(status));
+		bio->bi_status = status;
+		bio_endio(bio);
+	} else if (bio->bi_opf & REQ_FUA) {
+		ssdc_count(sc, SSDC_C_FUA);
+		ssdc_meta_wait(sc, bio);
+	} else {
+		bio_endio(bio);
+	}
+}
+
+static void wb_write_end_io(struct bio *clone)
+{
+	struct bio *bio = clone->bi_private;
+	blk_status_t status = clone->bi_status;
+
+	bio_put(clone);
+	wb_write_done(ssdc_pb(bio)->sc, bio, status);
+}
+
+/* Sends @bio to slot pb->slot, which the caller reserved or pinned. */
+static void cache_write(struct ssdcache *sc, struct bio *bio)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	struct bio *clone;
+
+	pb->kind = SSDC_BIO_WB_WRITE;
+	clone = bio_alloc_clone(sc->cache->bdev, bio, GFP_NOIO, &sc->bs);
+	if (!clone) {
+		wb_write_done(sc, bio, BLK_STS_RESOURCE);
+		return;
+	}
+	clone->bi_opf &= ~(REQ_FUA | REQ_PREFLUSH);
+	clone->bi_iter.bi_sector = ssdc_slot_sector(sc, pb->slot) +
+		(bio->bi_iter.bi_sector & (sc->block_sectors - 1));
+	clone->bi_end_io = wb_write_end_io;
+	clone->bi_private = bio;
+	submit_bio_noacct(clone);
+}
+
 /*
  * Second half of a write, once any cached copy is durably invalid: to the
  * origin, and in write-through mode also to the SSD. Runs from map or
@@ -237,35 +310,133 @@ void ssdc_issue_write(struct ssdcache *sc, struct bio *bio)
 	submit_bio_noacct(bio);
 }
 
-/* A write (or discard) to origin blocks [first, last]. */
-static int map_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 last)
+/*
+ * Where a one-block write goes, decided under the set lock: 1 if to the
+ * slot in pb->slot (a dirty block rewritten in place, or a fresh slot in
+ * write-back mode), -1 if it must be mapped again later, 0 if to the
+ * origin (*wait: after a commit).
+ */
+static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, bool *hit)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
+	u32 set = pb->set;
+	long slot = ssdc_lookup(sc, set, pb->oblock), fresh;
+	u64 v = slot >= 0 ? sc->slots[slot] : 0;
+
+	*hit = slot >= 0;
+	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_FILLING && (v & SSDC_SF_DIRTY))
+		return -1;	/* another write-back write to it is under way */
+	if (slot >= 0 && ssdc_slot_dirty(v)) {
+		if (ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX)
+			return -1;
+		sc->slots[slot] = (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING;
+		pb->slot = slot;
+		pb->rewrite = 1;
+		ssdc_touch(sc, set, slot, false);
+		return 1;
+	}
+	if (READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && pb->whole_block &&
+	    bio_op(bio) == REQ_OP_WRITE) {
+		fresh = ssdc_take_free(sc, set);
+		if (fresh >= 0) {
+			if (slot >= 0)
+				ssdc_invalidate_locked(sc, set, slot);
+			sc->slots[fresh] = ssdc_slot_make(pb->oblock, SSDC_SLOT_FILLING) |
+					   SSDC_SF_DIRTY;
+			ssdc_touch(sc, set, fresh, true);
+			atomic64_inc(&sc->used);
+			pb->slot = fresh;
+			return 1;
+		}
+		/* Full: make room for next time, write this one around. */
+		ssdc_evict_one(sc, set);
+		ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+	}
+	*wait = (slot >= 0 && ssdc_invalidate_locked(sc, set, slot)) ||
+		ssdc_evicting_locked(sc, set, pb->oblock);
+	return 0;
+}
+
+/* A write within one cache block. */
+static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	u32 set = ssdc_set_of(sc, oblock);
 	unsigned long flags;
+	bool wait = false, hit;
+	int where;
+
+	pb->kind = SSDC_BIO_WRITE;
+	pb->oblock = oblock;
+	pb->set = set;
+	write_begin(sc, set);
+	spin_lock_irqsave(&sc->sets[set].lock, flags);
+	where = route_block_write(sc, bio, &wait, &hit);
+	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	if (where < 0) {
+		write_end(sc, pb, false);
+		pb->kind = SSDC_BIO_PASS;
+		ssdc_requeue(sc, bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (hit)
+		ssdc_count(sc, SSDC_C_WRITE_HITS);
+	else
+		ssdc_count(sc, SSDC_C_WRITE_MISSES);
+	if (where > 0)
+		cache_write(sc, bio);
+	else if (wait)
+		ssdc_meta_defer(sc, bio);
+	else
+		ssdc_issue_write(sc, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/* Shortens @bio to end at origin block @b (exclusive). */
+static void cut_before_block(struct ssdcache *sc, struct bio *bio, u64 b)
+{
+	dm_accept_partial_bio(bio, (b << sc->block_shift) - bio->bi_iter.bi_sector);
+}
+
+/* Shortens @bio to its first cache block; true if it then covers it whole. */
+static bool cut_to_first_block(struct ssdcache *sc, struct bio *bio)
+{
+	sector_t off = bio->bi_iter.bi_sector & (sc->block_sectors - 1);
+	sector_t len = bio_sectors(bio);
+
+	if (off + len > sc->block_sectors) {
+		len = sc->block_sectors - off;
+		dm_accept_partial_bio(bio, len);
+	}
+	return !off && len == sc->block_sectors;
+}
+
+/*
+ * A write or discard of origin blocks [first, last] that goes to the
+ * origin whole. A write stops before the first dirty block; if that is
+ * the first block, the bio is cut to it and written like any other.
+ */
+static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 last)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	bool discard = bio_op(bio) == REQ_OP_DISCARD;
+	u64 dirty_at = U64_MAX;
 	bool wait;
 
 	pb->kind = SSDC_BIO_WRITE;
 	pb->oblock = first;
-	if (first == last) {
-		u32 set = ssdc_set_of(sc, first);
-		long slot;
-
-		pb->set = set;
-		write_begin(sc, set);
-		spin_lock_irqsave(&sc->sets[set].lock, flags);
-		slot = ssdc_lookup(sc, set, first);
-		wait = slot >= 0 && ssdc_invalidate_locked(sc, set, slot);
-		wait |= ssdc_evicting_locked(sc, set, first);
-		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-		if (slot >= 0)
-			ssdc_count(sc, SSDC_C_WRITE_HITS);
-		else
-			ssdc_count(sc, SSDC_C_WRITE_MISSES);
-	} else {
-		pb->set = SSDC_NO_SET;
-		write_begin(sc, SSDC_NO_SET);
-		wait = ssdc_invalidate_range(sc, first, last);
+	pb->set = SSDC_NO_SET;
+	write_begin(sc, SSDC_NO_SET);
+	wait = ssdc_invalidate_range(sc, first, last, discard ? NULL : &dirty_at);
+	if (dirty_at == first) {
+		write_end(sc, pb, false);
+		if (bio_op(bio) != REQ_OP_WRITE)
+			return DM_MAPIO_KILL;
+		pb->whole_block = cut_to_first_block(sc, bio);
+		return map_block_write(sc, bio, first);
 	}
+	if (dirty_at != U64_MAX)
+		cut_before_block(sc, bio, dirty_at);
 	if (wait)
 		ssdc_meta_defer(sc, bio);
 	else
@@ -285,9 +456,16 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	spin_lock_irqsave(&st->lock, flags);
 	slot = ssdc_lookup(sc, set, oblock);
 	v = slot >= 0 ? sc->slots[slot] : 0;
+	if (ssdc_slot_dirty(v) && ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX) {
+		/* Only the SSD has this block: wait for a pin. */
+		spin_unlock_irqrestore(&st->lock, flags);
+		ssdc_requeue(sc, bio);
+		return DM_MAPIO_SUBMITTED;
+	}
 	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_VALID &&
-	    ssdc_slot_readers(v) < SSDC_SLOT_READERS_MAX) {
-		sc->slots[slot] = v + (1ULL << SSDC_SLOT_READERS_SHIFT);
+	    ssdc_slot_pins(v) < SSDC_SLOT_PINS_MAX &&
+	    (!READ_ONCE(sc->failed) || (v & SSDC_SF_DIRTY))) {
+		sc->slots[slot] = v + SSDC_SLOT_PIN;
 		ssdc_touch(sc, set, slot, false);
 		spin_unlock_irqrestore(&st->lock, flags);
 		pb->kind = SSDC_BIO_HIT_READ;
@@ -313,31 +491,71 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	return DM_MAPIO_REMAPPED;
 }
 
-int ssdc_map(struct dm_target *ti, struct bio *bio)
+/*
+ * A read that bypasses the cache goes to the origin, but never past a
+ * dirty block: it stops before the first one, or is cut to it.
+ */
+static int map_bypass_read(struct ssdcache *sc, struct bio *bio, u64 first, u64 last)
 {
-	struct ssdcache *sc = ti->private;
+	u64 d = atomic64_read(&sc->dirty) ? ssdc_first_dirty(sc, first, last) : U64_MAX;
+
+	if (d == first) {
+		ssdc_pb(bio)->whole_block = cut_to_first_block(sc, bio);
+		return map_read(sc, bio, first);
+	}
+	if (d != U64_MAX)
+		cut_before_block(sc, bio, d);
+	ssdc_count(sc, SSDC_C_BYPASSED_READS);
+	remap_origin(sc, bio);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* An empty flush: through a commit when the SSD holds data of its own. */
+static int map_flush(struct ssdcache *sc, struct bio *bio)
+{
+	if (READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK &&
+	    !atomic64_read(&sc->dirty) && !READ_ONCE(sc->failed)) {
+		remap_origin(sc, bio);
+		return DM_MAPIO_REMAPPED;
+	}
+	ssdc_count(sc, SSDC_C_FLUSHES);
+	ssdc_meta_wait(sc, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static void note_foreground(struct ssdcache *sc)
+{
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(sc->last_fg) != now)
+		WRITE_ONCE(sc->last_fg, now);
+}
+
+/*
+ * Maps a bio whose sector is already relative to the target. A @requeued
+ * bio was mapped before and is at most one cache block: it is neither
+ * counted again nor subject to the sequential cutoff, and never cut
+ * (dm_accept_partial_bio() is for the map function only).
+ */
+static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
+{
 	struct ssdc_bio *pb = ssdc_pb(bio);
-	sector_t sector, off, len;
+	sector_t sector = bio->bi_iter.bi_sector, len = bio_sectors(bio);
 	u64 first, last;
 
 	memset(pb, 0, sizeof(*pb));
 	pb->sc = sc;
-	if (bio_sectors(bio))
-		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	sector = bio->bi_iter.bi_sector;
-	len = bio_sectors(bio);
-
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
 		if (len)
 			break;
-		fallthrough;	/* an empty flush */
+		return map_flush(sc, bio);
 	default:
-		remap_origin(sc, bio);
-		return DM_MAPIO_REMAPPED;
+		goto origin;
 	case REQ_OP_DISCARD:
 	case REQ_OP_WRITE_ZEROES:
+		note_foreground(sc);
 		if (READ_ONCE(sc->failed)) {
 			failed_write(sc, bio);
 			return DM_MAPIO_SUBMITTED;
@@ -349,45 +567,80 @@ int ssdc_map(struct dm_target *ti, struct bio *bio)
 			     sc->origin_blocks ? sc->origin_blocks - 1 : 0);
 		if (first >= sc->origin_blocks)
 			goto origin;
-		return map_write(sc, bio, first, last);
+		return map_range_write(sc, bio, first, last);
 	}
 
-	if (bio_data_dir(bio) == READ)
-		ssdc_count(sc, SSDC_C_READS);
-	else
-		ssdc_count(sc, SSDC_C_WRITES);
+	note_foreground(sc);
+	if (!requeued)
+		ssdc_count(sc, bio_data_dir(bio) == READ ? SSDC_C_READS : SSDC_C_WRITES);
 	first = sector >> sc->block_shift;
 	if (READ_ONCE(sc->failed) && bio_data_dir(bio) == WRITE) {
 		failed_write(sc, bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (READ_ONCE(sc->failed) || first >= sc->origin_blocks)
+	if (first >= sc->origin_blocks)
 		goto origin;
 
-	if (ssdc_seq_bypass(sc, bio)) {
-		if (bio_data_dir(bio) == READ) {
-			ssdc_count(sc, SSDC_C_BYPASSED_READS);
-			goto origin;
-		}
-		ssdc_count(sc, SSDC_C_BYPASSED_WRITES);
+	if (!requeued && ssdc_seq_bypass(sc, bio)) {
 		last = min_t(u64, (sector + len - 1) >> sc->block_shift,
 			     sc->origin_blocks - 1);
-		return map_write(sc, bio, first, last);
+		if (bio_data_dir(bio) == READ)
+			return map_bypass_read(sc, bio, first, last);
+		ssdc_count(sc, SSDC_C_BYPASSED_WRITES);
+		return map_range_write(sc, bio, first, last);
 	}
 
 	/* One cache block at a time; dm resubmits the rest of the bio. */
-	off = sector & (sc->block_sectors - 1);
-	if (off + len > sc->block_sectors) {
-		len = sc->block_sectors - off;
-		dm_accept_partial_bio(bio, len);
-	}
-	pb->whole_block = !off && len == sc->block_sectors;
+	pb->whole_block = cut_to_first_block(sc, bio);
 	if (bio_data_dir(bio) == READ)
 		return map_read(sc, bio, first);
-	return map_write(sc, bio, first, first);
+	return map_block_write(sc, bio, first);
 origin:
 	remap_origin(sc, bio);
 	return DM_MAPIO_REMAPPED;
+}
+
+int ssdc_map(struct dm_target *ti, struct bio *bio)
+{
+	if (bio_sectors(bio))
+		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	return map_bio(ti->private, bio, false);
+}
+
+/* Maps @bio again from the fill worker, a little later. */
+void ssdc_requeue(struct ssdcache *sc, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->fill_lock, flags);
+	bio_list_add(&sc->requeued, bio);
+	spin_unlock_irqrestore(&sc->fill_lock, flags);
+	queue_delayed_work(sc->fill_wq, &sc->requeue_work, 1);
+}
+
+static void requeue_fn(struct work_struct *work)
+{
+	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache,
+					   requeue_work);
+	struct bio_list todo;
+	struct bio *bio;
+
+	spin_lock_irq(&sc->fill_lock);
+	todo = sc->requeued;
+	bio_list_init(&sc->requeued);
+	spin_unlock_irq(&sc->fill_lock);
+	while ((bio = bio_list_pop(&todo))) {
+		switch (map_bio(sc, bio, true)) {
+		case DM_MAPIO_REMAPPED:
+			submit_bio_noacct(bio);
+			break;
+		case DM_MAPIO_KILL:
+			bio_io_error(bio);
+			break;
+		default:
+			break;
+		}
+	}
 }
 
 /* ---- fills ---- */
@@ -468,7 +721,7 @@ static void fill_write_end_io(struct bio *bio)
 	spin_lock_irqsave(&st->lock, flags);
 	v = sc->slots[f->slot];
 	if (!bio->bi_status && !(v & SSDC_SF_CANCEL)) {
-		ssdc_make_valid_locked(sc, f->slot, f->oblock);
+		ssdc_make_valid_locked(sc, f->slot, f->oblock, false);
 		ssdc_count(sc, SSDC_C_FILLS);
 	} else {
 		sc->slots[f->slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
@@ -576,7 +829,8 @@ static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 
 	ssdc_count(sc, SSDC_C_SSD_ERRORS);
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
-	if (ssdc_slot_state(sc->slots[pb->slot]) == SSDC_SLOT_VALID)
+	if (ssdc_slot_state(sc->slots[pb->slot]) == SSDC_SLOT_VALID &&
+	    !(sc->slots[pb->slot] & SSDC_SF_DIRTY))
 		ssdc_invalidate_locked(sc, set, pb->slot);
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
@@ -599,10 +853,17 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 
 	switch (pb->kind) {
 	case SSDC_BIO_HIT_READ:
-		ssdc_slot_release_reader(sc, pb->slot);
-		if (*error && !READ_ONCE(sc->failed)) {
+		ssdc_slot_unpin(sc, pb->slot);
+		if (*error && !READ_ONCE(sc->failed) &&
+		    !ssdc_slot_dirty(READ_ONCE(sc->slots[pb->slot]))) {
 			*error = BLK_STS_OK;
 			return retry_from_origin(sc, bio, pb);
+		}
+		if (*error) {
+			/* A dirty block exists only on the SSD. */
+			ssdc_count(sc, SSDC_C_SSD_ERRORS);
+			DMERR_LIMIT("%s: read of dirty cache block %llu failed",
+				    ssdcache_name(sc), pb->slot);
 		}
 		break;
 	case SSDC_BIO_MISS_READ:
@@ -610,6 +871,7 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 			queue_fill(sc, bio, pb);
 		break;
 	case SSDC_BIO_WRITE:
+	case SSDC_BIO_WB_WRITE:
 		write_end(sc, pb, !*error);
 		break;
 	default:
@@ -626,6 +888,8 @@ int ssdc_io_init(struct ssdcache *sc)
 	spin_lock_init(&sc->fill_lock);
 	INIT_LIST_HEAD(&sc->fills);
 	bio_list_init(&sc->retries);
+	bio_list_init(&sc->requeued);
+	INIT_DELAYED_WORK(&sc->requeue_work, requeue_fn);
 	atomic_set(&sc->fills_inflight, 0);
 	init_waitqueue_head(&sc->fills_wait);
 	atomic_set(&sc->gwgen, 0);
@@ -647,6 +911,7 @@ void ssdc_io_drain(struct ssdcache *sc)
 {
 	if (!sc->fill_wq)
 		return;
+	flush_delayed_work(&sc->requeue_work);
 	flush_workqueue(sc->fill_wq);
 	wait_event(sc->fills_wait, !atomic_read(&sc->fills_inflight));
 }

@@ -1,22 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dm-ssdcache: the block map on the SSD, and its commits.
+ * dm-ssdcache: the block map and its commits.
  *
- * The map is rewritten page by page, never trusted without its checksum.
- * Changes to slots mark their page dirty; a commit writes the dirty pages.
- * Two rules keep the cache from ever serving data that differs from the
- * origin after a crash (Documentation/ssdcache.rst, "Crash behaviour"):
+ * What a map entry says changes in RAM first (cache.c flags the slot
+ * CHANGED); a commit writes the changes as records to the journal
+ * (journal.c); a checkpoint rewrites the map pages that changed, so the
+ * journal can be reused. An entry goes to the SSD only when it is true
+ * after any crash (Documentation/ssdcache.rst, "Crash behaviour"):
  *
- *  - A VALID entry reaches the SSD only after its data is durable on the
- *    SSD and on the origin: a commit that carries new VALID entries first
- *    flushes the origin, then the cache device, then writes the pages.
- *  - An origin block whose entry on the SSD is VALID is written only after
- *    a commit made that entry invalid: such writes wait in sc->deferred,
- *    and a slot is reused only after its invalid entry is durable.
+ *  - A VALID entry reaches the journal only after its data is durable on
+ *    the SSD and, for a clean entry, on the origin: such slots are
+ *    UNSYNCED, tagged with the sync epoch in which they changed; a commit
+ *    bumps the epoch and flushes both devices, so the slots of the epoch
+ *    before are then durable, and writes its records with REQ_FUA.
+ *  - An origin block whose entry on the SSD is VALID is written to the
+ *    origin only after a commit made that entry invalid: such writes wait
+ *    in sc->deferred, and a slot is reused only after its invalid entry
+ *    is durable.
+ *  - Within a set, a commit journals invalid entries before valid ones,
+ *    so no prefix of the journal maps an origin block twice.
  *
- * Commits run on the instance's ordered workqueue: at once when a write
- * waits, soon after evictions, and every SSDC_COMMIT_INTERVAL_MS while
- * new VALID entries wait.
+ * Flushes and FUA writes wait in sc->waiters and complete after the next
+ * commit. Commits run on the instance's ordered workqueue: at once when a
+ * bio waits, soon after evictions, and every SSDC_COMMIT_INTERVAL_MS
+ * while UNSYNCED slots wait.
  */
 #include <linux/bitmap.h>
 #include <linux/blkdev.h>
@@ -25,11 +32,11 @@
 
 #include "ssdcache.h"
 
-#define SSDC_MAP_BATCH	32	/* map pages per bio */
+#define SSDC_MAP_BATCH	32	/* metadata blocks per bio */
 
-static sector_t page_sector(struct ssdcache *sc, u64 pg)
+static sector_t copy_sector(struct ssdcache *sc, u64 pg, unsigned int copy)
 {
-	return sc->map_start + pg * SSDCACHE_META_BLOCK_SECTORS;
+	return sc->map_start + (copy * sc->map_pages + pg) * SSDCACHE_META_BLOCK_SECTORS;
 }
 
 /* Checks a map page's header; false if torn, stale or misplaced. */
@@ -43,86 +50,40 @@ static bool page_ok(struct ssdcache *sc, u64 pg, struct ssdcache_disk_map_hdr *h
 }
 
 /*
- * May the VALID slot word @v go to the SSD in this commit? Yes if its
- * data was already synced, or if it became VALID before the origin flush
- * of this commit (its epoch parity is the flushed epoch's). @flushed is
- * the epoch this commit flushed, or ULONG_MAX if it flushed none.
+ * The map entry that is true for slot word @v after any crash, whatever
+ * the next commits do: what a checkpoint writes. A slot that is not yet
+ * durable as VALID is invalid there; EVICTING slots were clean (dirty
+ * slots are never invalidated), so invalid is true for them too.
  */
-static bool valid_writable(u64 v, unsigned long flushed)
+u64 ssdc_durable_entry(u64 v)
 {
-	if (!(v & SSDC_SF_UNSYNCED))
-		return true;
-	return flushed != ULONG_MAX && !!(v & SSDC_SF_PARITY) == (flushed & 1);
+	if (ssdc_slot_state(v) != SSDC_SLOT_VALID ||
+	    (v & (SSDC_SF_UNSYNCED | SSDC_SF_NEW)) == (SSDC_SF_UNSYNCED | SSDC_SF_NEW))
+		return 0;
+	return ssdc_slot_oblock(v) | SSDCACHE_MAP_VALID |
+	       ((v & SSDC_SF_DIRTY) ? SSDCACHE_MAP_DIRTY : 0);
 }
 
-/*
- * Builds map page @pg from the slots (all invalid if @empty). EVICTING
- * slots written here are marked PENDING: once this commit is durable,
- * they become WRITTEN and may be reused. VALID slots that may not be written yet
- * leave the page dirty for the next commit.
- */
-static void build_page(struct ssdcache *sc, u64 pg, void *buf, bool empty,
-		       unsigned long flushed)
-{
-	struct ssdcache_disk_map_hdr *hdr = buf;
-	__le64 *entries = buf + sizeof(*hdr);
-	u32 set = pg * SSDCACHE_SETS_PER_PAGE, end;
-	unsigned long flags;
-	unsigned int i = 0;
-	bool again = false;
-	u64 s;
-
-	memset(buf, 0, SSDCACHE_META_BLOCK_SIZE);
-	hdr->magic = cpu_to_le32(SSDCACHE_MAP_MAGIC);
-	hdr->page = cpu_to_le64(pg);
-	hdr->seq = cpu_to_le64(sc->commit_seq);
-	memcpy(hdr->cache_uuid, sc->sb.cache_uuid, SSDCACHE_UUID_LEN);
-	end = min_t(u32, set + SSDCACHE_SETS_PER_PAGE, sc->nr_sets);
-	for (; !empty && set < end; set++) {
-		spin_lock_irqsave(&sc->sets[set].lock, flags);
-		for (s = (u64)set * SSDCACHE_ASSOC;
-		     s < (u64)(set + 1) * SSDCACHE_ASSOC; s++, i++) {
-			u64 v = sc->slots[s];
-
-			switch (ssdc_slot_state(v)) {
-			case SSDC_SLOT_VALID:
-				if (!valid_writable(v, flushed)) {
-					again = true;
-					break;
-				}
-				sc->slots[s] = v & ~(SSDC_SF_UNSYNCED | SSDC_SF_PARITY);
-				entries[i] = cpu_to_le64(ssdc_slot_oblock(v) |
-							 SSDCACHE_MAP_VALID);
-				break;
-			case SSDC_SLOT_EVICTING:
-				if (!(v & SSDC_SF_WRITTEN))
-					sc->slots[s] = v | SSDC_SF_PENDING;
-				break;
-			default:
-				break;
-			}
-		}
-		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-	}
-	if (again)
-		set_bit(pg, sc->dirty_pages);
-	hdr->csum = cpu_to_le32(ssdc_csum(buf, SSDCACHE_META_BLOCK_SIZE, &hdr->csum));
-}
-
-/* Reads or writes @n consecutive map pages from @first via commit_buf. */
-static int rw_pages(struct ssdcache *sc, u64 first, unsigned int n, blk_opf_t opf)
+/* Reads or writes @n metadata blocks at @sector from commit_buf[first..]. */
+static int rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
+		   unsigned int n, blk_opf_t opf)
 {
 	struct bio *bio;
 	unsigned int i;
 	int r;
 
 	bio = bio_alloc(sc->cache->bdev, n, opf, GFP_NOIO);
-	bio->bi_iter.bi_sector = page_sector(sc, first);
+	bio->bi_iter.bi_sector = sector;
 	for (i = 0; i < n; i++)
-		__bio_add_page(bio, sc->commit_buf[i], SSDCACHE_META_BLOCK_SIZE, 0);
+		__bio_add_page(bio, sc->commit_buf[first + i], SSDCACHE_META_BLOCK_SIZE, 0);
 	r = submit_bio_wait(bio);
 	bio_put(bio);
 	return r;
+}
+
+int ssdc_rw_pages(struct ssdcache *sc, sector_t sector, unsigned int n, blk_opf_t opf)
+{
+	return rw_bufs(sc, sector, 0, n, opf);
 }
 
 int ssdc_meta_format(struct ssdcache *sc)
@@ -137,9 +98,8 @@ int ssdc_meta_format(struct ssdcache *sc)
 		unsigned int n = min_t(u64, SSDC_MAP_BATCH, sc->map_pages - pg), i;
 
 		for (i = 0; i < n; i++)
-			build_page(sc, pg + i, page_address(sc->commit_buf[i]), true,
-				   ULONG_MAX);
-		r = rw_pages(sc, pg, n, REQ_OP_WRITE);
+			ssdc_build_page(sc, pg + i, page_address(sc->commit_buf[i]), 0, true);
+		r = ssdc_rw_pages(sc, copy_sector(sc, pg, 0), n, REQ_OP_WRITE);
 		if (r)
 			return r;
 		pg += n;
@@ -147,43 +107,125 @@ int ssdc_meta_format(struct ssdcache *sc)
 	return blkdev_issue_flush(sc->cache->bdev);
 }
 
+/* Is @e a sound map entry for slot @slot? NULL if so, else why not. */
+const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e)
+{
+	u64 oblock = e & SSDCACHE_MAP_OBLOCK_MASK;
+
+	if (!e)
+		return NULL;
+	if (slot >= sc->nr_blocks)
+		return "entry past the last cache block";
+	if (!(e & SSDCACHE_MAP_VALID) || (e & ~SSDCACHE_MAP_ENTRY_MASK))
+		return "unknown entry flags";
+	if (oblock >= sc->origin_blocks)
+		return "origin block out of range";
+	if (ssdc_set_of(sc, oblock) != ssdc_slot_set(slot))
+		return "block in the wrong set";
+	return NULL;
+}
+
+/* Sets slot @slot from a checked map entry @e (load and replay only). */
+void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e)
+{
+	u64 old = sc->slots[slot], v = 0;
+
+	if (ssdc_slot_state(old) == SSDC_SLOT_VALID)
+		atomic64_dec(&sc->used);
+	if (ssdc_slot_dirty(old))
+		atomic64_dec(&sc->dirty);
+	if (e) {
+		v = ssdc_slot_make(e & SSDCACHE_MAP_OBLOCK_MASK, SSDC_SLOT_VALID);
+		atomic64_inc(&sc->used);
+		if (e & SSDCACHE_MAP_DIRTY) {
+			v |= SSDC_SF_DIRTY;
+			atomic64_inc(&sc->dirty);
+		}
+	}
+	sc->slots[slot] = v;
+}
+
 /* Loads one page's entries into the slots; error string on corruption. */
-static const char *load_page(struct ssdcache *sc, u64 pg, void *buf, u64 *valid)
+static const char *load_page(struct ssdcache *sc, u64 pg, void *buf)
 {
 	__le64 *entries = buf + sizeof(struct ssdcache_disk_map_hdr);
 	u64 first = pg * SSDCACHE_MAP_ENTRIES_PER_PAGE;
 	unsigned int i;
 
 	for (i = 0; i < SSDCACHE_MAP_ENTRIES_PER_PAGE; i++) {
-		u64 e = le64_to_cpu(entries[i]), slot = first + i, oblock;
-		u32 set;
+		u64 e = le64_to_cpu(entries[i]);
+		const char *bad = ssdc_check_entry(sc, first + i, e);
 
-		if (!e)
-			continue;
-		if (slot >= sc->nr_blocks)
-			return "Block map is corrupted: entry past the last cache block";
-		if (e & SSDCACHE_MAP_DIRTY)
-			return "Block map has dirty entries: write-back caches need a newer module";
-		if (!(e & SSDCACHE_MAP_VALID) ||
-		    (e & ~(SSDCACHE_MAP_VALID | SSDCACHE_MAP_OBLOCK_MASK)))
-			return "Block map is corrupted: unknown entry flags";
-		oblock = e & SSDCACHE_MAP_OBLOCK_MASK;
-		if (oblock >= sc->origin_blocks)
-			return "Block map is corrupted: origin block out of range";
-		set = ssdc_slot_set(slot);
-		if (ssdc_set_of(sc, oblock) != set)
-			return "Block map is corrupted: block in the wrong set";
-		if (ssdc_lookup(sc, set, oblock) >= 0)
-			return "Block map is corrupted: origin block mapped twice";
-		sc->slots[slot] = ssdc_slot_make(oblock, SSDC_SLOT_VALID);
-		(*valid)++;
+		if (bad)
+			return bad;
+		ssdc_set_entry(sc, first + i, e);
 	}
 	return NULL;
 }
 
+/* No origin block may be mapped twice in a set. */
+static bool set_has_duplicates(struct ssdcache *sc, u32 set)
+{
+	u64 first = (u64)set * SSDCACHE_ASSOC, a, b;
+
+	for (a = first; a < first + SSDCACHE_ASSOC; a++) {
+		if (ssdc_slot_state(sc->slots[a]) != SSDC_SLOT_VALID)
+			continue;
+		for (b = a + 1; b < first + SSDCACHE_ASSOC; b++)
+			if (ssdc_slot_state(sc->slots[b]) == SSDC_SLOT_VALID &&
+			    ssdc_slot_oblock(sc->slots[a]) == ssdc_slot_oblock(sc->slots[b]))
+				return true;
+	}
+	return false;
+}
+
+/* Loads the newer valid copy of pages [pg, pg + n) (n <= SSDC_MAP_BATCH / 2). */
+static int load_pages(struct ssdcache *sc, u64 pg, unsigned int n, u64 *torn,
+		      char **error)
+{
+	unsigned int i;
+	int r;
+
+	r = rw_bufs(sc, copy_sector(sc, pg, 0), 0, n, REQ_OP_READ);
+	if (!r)
+		r = rw_bufs(sc, copy_sector(sc, pg, 1), SSDC_MAP_BATCH / 2, n, REQ_OP_READ);
+	if (r) {
+		*error = "Cannot read the block map";
+		return r;
+	}
+	for (i = 0; i < n; i++) {
+		void *c0 = page_address(sc->commit_buf[i]);
+		void *c1 = page_address(sc->commit_buf[SSDC_MAP_BATCH / 2 + i]);
+		struct ssdcache_disk_map_hdr *h0 = c0, *h1 = c1;
+		bool ok0 = page_ok(sc, pg + i, h0), ok1 = page_ok(sc, pg + i, h1);
+		unsigned int copy;
+		const char *bad;
+		u64 seq;
+
+		if (!ok0 && !ok1) {
+			(*torn)++;
+			set_bit(pg + i, sc->ckpt_pages);
+			continue;
+		}
+		copy = ok1 && (!ok0 || le64_to_cpu(h1->seq) > le64_to_cpu(h0->seq));
+		seq = le64_to_cpu(copy ? h1->seq : h0->seq);
+		sc->ckpt_seq = max(sc->ckpt_seq, seq);
+		if (copy)
+			set_bit(pg + i, sc->map_cur);
+		bad = load_page(sc, pg + i, copy ? c1 : c0);
+		if (bad) {
+			DMERR("%s: block map page %llu: %s", ssdcache_name(sc), pg + i, bad);
+			*error = "Block map is corrupted";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int ssdc_meta_load(struct ssdcache *sc, char **error)
 {
-	u64 pg = 0, valid = 0, torn = 0;
+	u64 pg = 0, torn = 0;
+	u32 set;
 	int r;
 
 	r = ssdc_meta_init(sc);
@@ -192,49 +234,48 @@ int ssdc_meta_load(struct ssdcache *sc, char **error)
 		return r;
 	}
 	while (pg < sc->map_pages) {
-		unsigned int n = min_t(u64, SSDC_MAP_BATCH, sc->map_pages - pg), i;
+		unsigned int n = min_t(u64, SSDC_MAP_BATCH / 2, sc->map_pages - pg);
 
-		r = rw_pages(sc, pg, n, REQ_OP_READ);
-		if (r) {
-			*error = "Cannot read the block map";
+		r = load_pages(sc, pg, n, &torn, error);
+		if (r)
 			return r;
-		}
-		for (i = 0; i < n; i++) {
-			void *buf = page_address(sc->commit_buf[i]);
-			const char *bad;
-
-			if (!page_ok(sc, pg + i, buf)) {
-				/* Torn by a crash (or rotten): its blocks are lost. */
-				torn++;
-				set_bit(pg + i, sc->dirty_pages);
-				continue;
-			}
-			bad = load_page(sc, pg + i, buf, &valid);
-			if (bad) {
-				*error = (char *)bad;
-				return -EINVAL;
-			}
-		}
 		pg += n;
 	}
-	atomic64_set(&sc->used, valid);
-	if (torn)
-		DMWARN("%s: %llu unreadable block map pages: their blocks are dropped",
-		       ssdcache_name(sc), torn);
-	DMINFO("%s: loaded %llu cached blocks of %llu", ssdcache_name(sc),
-	       valid, sc->nr_blocks);
+	if (torn) {
+		/* Both copies bad: not a crash (a torn write leaves one). */
+		DMERR("%s: %llu block map pages have no valid copy", ssdcache_name(sc), torn);
+		*error = "Block map is corrupted: pages with no valid copy";
+		return -EINVAL;
+	}
+	r = ssdc_journal_replay(sc, error);
+	if (r)
+		return r;
+	for (set = 0; set < sc->nr_sets; set++) {
+		if (set_has_duplicates(sc, set)) {
+			DMERR("%s: set %u maps an origin block twice", ssdcache_name(sc), set);
+			*error = "Block map is corrupted: origin block mapped twice";
+			return -EINVAL;
+		}
+	}
+	/* Fold the journal into the map and start it afresh. */
+	r = ssdc_checkpoint(sc);
+	if (r) {
+		*error = "Cannot write the block map after recovery";
+		return r;
+	}
+	DMINFO("%s: loaded %llu cached blocks of %llu, %llu dirty",
+	       ssdcache_name(sc), (u64)atomic64_read(&sc->used), sc->nr_blocks,
+	       (u64)atomic64_read(&sc->dirty));
 	return 0;
 }
 
-/* Marks @slot's map page for the next commit. Any context. */
-void ssdc_meta_dirty(struct ssdcache *sc, u64 slot, bool new_valid)
+/* Slots turned UNSYNCED: a commit must sync them soon. Any context. */
+void ssdc_meta_unsynced(struct ssdcache *sc)
 {
-	set_bit(ssdc_slot_page(slot), sc->dirty_pages);
-	if (new_valid) {
+	if (!READ_ONCE(sc->valid_pending))
 		WRITE_ONCE(sc->valid_pending, true);
-		queue_delayed_work(sc->wq, &sc->commit_work,
-				   msecs_to_jiffies(SSDC_COMMIT_INTERVAL_MS));
-	}
+	queue_delayed_work(sc->wq, &sc->commit_work,
+			   msecs_to_jiffies(SSDC_COMMIT_INTERVAL_MS));
 }
 
 /* Asks for a commit within @delay_ms (0: now). Any context. */
@@ -257,9 +298,20 @@ void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio)
 	ssdc_meta_kick(sc, 0);
 }
 
+/* Completes @bio (a flush, or a FUA write that is done) after the next commit. */
+void ssdc_meta_wait(struct ssdcache *sc, struct bio *bio)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&sc->defer_lock, flags);
+	bio_list_add(&sc->waiters, bio);
+	spin_unlock_irqrestore(&sc->defer_lock, flags);
+	ssdc_meta_kick(sc, 0);
+}
+
 /*
- * The commit that wrote page @pg is durable: its PENDING slots are now
- * WRITTEN, and free unless a read still uses them.
+ * The commit that journaled page @pg's slots is durable: its PENDING
+ * slots are now WRITTEN, and free unless an I/O still pins them.
  */
 static void free_written(struct ssdcache *sc, u64 pg)
 {
@@ -277,7 +329,7 @@ static void free_written(struct ssdcache *sc, u64 pg)
 			if (ssdc_slot_state(v) != SSDC_SLOT_EVICTING ||
 			    !(v & SSDC_SF_PENDING))
 				continue;
-			if (ssdc_slot_readers(v))
+			if (ssdc_slot_pins(v))
 				sc->slots[s] = (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN;
 			else
 				sc->slots[s] = ssdc_slot_make(0, SSDC_SLOT_FREE);
@@ -286,91 +338,150 @@ static void free_written(struct ssdcache *sc, u64 pg)
 	}
 }
 
-/* Writes every dirty map page, in runs of consecutive pages. */
-static int write_dirty_pages(struct ssdcache *sc, unsigned long *written,
-			     unsigned long flushed)
-{
-	u64 pg = 0, run_start = 0;
-	unsigned int n = 0;
-	int r;
+/* Records gathered for the journal, in commit_buf. */
+struct ssdc_jbatch {
+	unsigned int blk;	/* full blocks */
+	unsigned int nrec;	/* records in block blk */
+	unsigned long flushed;	/* the epoch this commit flushed, or ULONG_MAX */
+};
 
-	for (;;) {
-		pg = find_next_bit(sc->dirty_pages, sc->map_pages, pg);
-		if (n && (pg != run_start + n || n == SSDC_MAP_BATCH || pg >= sc->map_pages)) {
-			r = rw_pages(sc, run_start, n, REQ_OP_WRITE);
-			if (r)
-				return r;
-			n = 0;
-		}
-		if (pg >= sc->map_pages)
-			return 0;
-		if (!test_and_clear_bit(pg, sc->dirty_pages))
-			continue;
-		if (!n)
-			run_start = pg;
-		build_page(sc, pg, page_address(sc->commit_buf[n++]), false, flushed);
-		set_bit(pg, written);
-		pg++;
+static unsigned int batch_room(struct ssdc_jbatch *jb)
+{
+	return (SSDC_MAP_BATCH - jb->blk) * SSDCACHE_JOURNAL_RECORDS - jb->nrec;
+}
+
+static void add_record(struct ssdcache *sc, struct ssdc_jbatch *jb, u64 slot, u64 e)
+{
+	struct ssdcache_disk_jrec *rec = page_address(sc->commit_buf[jb->blk]) +
+					 sizeof(struct ssdcache_disk_jhdr);
+
+	rec[jb->nrec].block = cpu_to_le64(slot);
+	rec[jb->nrec].entry = cpu_to_le64(e);
+	if (++jb->nrec == SSDCACHE_JOURNAL_RECORDS) {
+		jb->blk++;
+		jb->nrec = 0;
 	}
 }
 
-int ssdc_meta_commit(struct ssdcache *sc)
+/* Writes the gathered records as one commit, after making room for it. */
+static int flush_batch(struct ssdcache *sc, struct ssdc_jbatch *jb)
 {
-	unsigned long flushed = ULONG_MAX;
-	struct bio_list waiters;
-	unsigned long *written = NULL;
-	u64 pg;
-	int r = 0;
+	unsigned int blocks = jb->blk + !!jb->nrec;
+	int r;
 
-	mutex_lock(&sc->commit_lock);
-	spin_lock_irq(&sc->defer_lock);
-	waiters = sc->deferred;
-	bio_list_init(&sc->deferred);
-	spin_unlock_irq(&sc->defer_lock);
+	if (!blocks)
+		return 0;
+	r = ssdc_journal_write(sc, blocks, jb->nrec ? jb->nrec : SSDCACHE_JOURNAL_RECORDS);
+	jb->blk = 0;
+	jb->nrec = 0;
+	return r;
+}
 
-	if (READ_ONCE(sc->failed))
-		goto out;
-	written = bitmap_zalloc(sc->map_pages, GFP_NOIO);
-	if (!written) {
-		r = -ENOMEM;
-		goto fail;
+/*
+ * May the VALID slot word @v be journaled in this commit? Yes if it is
+ * synced, or if it changed before this commit's flushes (its epoch parity
+ * is the flushed epoch's).
+ */
+static bool valid_writable(u64 v, unsigned long flushed)
+{
+	if (!(v & SSDC_SF_UNSYNCED))
+		return true;
+	return flushed != ULONG_MAX && !!(v & SSDC_SF_PARITY) == (flushed & 1);
+}
+
+/*
+ * Journals @set's CHANGED slots: invalid entries first, then valid ones.
+ * Returns true if some slot must wait for a later commit.
+ */
+static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
+{
+	u64 first = (u64)set * SSDCACHE_ASSOC, s;
+	unsigned long flags;
+	bool again = false;
+
+	spin_lock_irqsave(&sc->sets[set].lock, flags);
+	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
+		u64 v = sc->slots[s];
+
+		if (!(v & SSDC_SF_CHANGED) || ssdc_slot_state(v) == SSDC_SLOT_VALID)
+			continue;
+		v &= ~SSDC_SF_CHANGED;
+		if (ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN))
+			v |= SSDC_SF_PENDING;
+		sc->slots[s] = v;
+		add_record(sc, jb, s, 0);
 	}
-	/*
-	 * New VALID entries: their data must be durable on the origin before
-	 * they are written. Slots that turn VALID from here on get the new
-	 * epoch's parity and wait for the next commit's flush.
-	 */
-	if (xchg(&sc->valid_pending, false)) {
-		flushed = sc->sync_epoch;
-		WRITE_ONCE(sc->sync_epoch, flushed + 1);
-		/* The new epoch is visible before the flush is issued. */
-		smp_mb();
-		r = blkdev_issue_flush(sc->origin->bdev);
-		if (r)
-			goto fail;
+	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
+		u64 v = sc->slots[s];
+
+		if (!(v & SSDC_SF_CHANGED) || ssdc_slot_state(v) != SSDC_SLOT_VALID)
+			continue;
+		if (!valid_writable(v, jb->flushed)) {
+			again = true;
+			continue;
+		}
+		v &= ~(SSDC_SF_CHANGED | SSDC_SF_UNSYNCED | SSDC_SF_NEW | SSDC_SF_PARITY);
+		sc->slots[s] = v;
+		add_record(sc, jb, s, ssdc_durable_entry(v));
 	}
-	/* ... and on the SSD (fill and write-through data writes). */
-	r = blkdev_issue_flush(sc->cache->bdev);
-	if (r)
-		goto fail;
-	sc->commit_seq++;
-	r = write_dirty_pages(sc, written, flushed);
-	if (!r)
-		r = blkdev_issue_flush(sc->cache->bdev);
-	if (r)
-		goto fail;
-	for_each_set_bit(pg, written, sc->map_pages)
-		free_written(sc, pg);
-	ssdc_count(sc, SSDC_C_COMMITS);
-	goto out;
-fail:
-	/*
-	 * The map on the SSD may now be stale. Stop caching: every I/O goes
-	 * to the origin, which always holds every acknowledged write.
-	 */
+	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	return again;
+}
+
+/* Journals every CHANGED slot that may be; @written: pages journaled. */
+static int journal_changes(struct ssdcache *sc, struct ssdc_jbatch *jb,
+			   unsigned long *written)
+{
+	u64 pg = 0;
+	int r;
+
+	for (;;) {
+		u32 set, end;
+		bool again = false;
+
+		pg = find_next_bit(sc->dirty_pages, sc->map_pages, pg);
+		if (pg >= sc->map_pages)
+			break;
+		clear_bit(pg, sc->dirty_pages);
+		set = pg * SSDCACHE_SETS_PER_PAGE;
+		end = min_t(u32, set + SSDCACHE_SETS_PER_PAGE, sc->nr_sets);
+		for (; set < end; set++) {
+			if (batch_room(jb) < SSDCACHE_ASSOC) {
+				r = flush_batch(sc, jb);
+				if (r)
+					return r;
+			}
+			/* A full journal: checkpoint while commit_buf is free. */
+			if (!jb->blk && !jb->nrec && !ssdc_journal_room(sc, SSDC_MAP_BATCH)) {
+				r = ssdc_checkpoint(sc);
+				if (r)
+					return r;
+			}
+			again |= gather_set(sc, jb, set);
+		}
+		if (again)
+			set_bit(pg, sc->dirty_pages);
+		set_bit(pg, written);
+		pg++;
+	}
+	return flush_batch(sc, jb);
+}
+
+/*
+ * Metadata can no longer be written: stop caching. With no dirty block,
+ * the superblocks are wiped so the stale map is never loaded; dirty
+ * blocks keep them, so that their data can be recovered by a new load.
+ */
+void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what)
+{
 	WRITE_ONCE(sc->failed, true);
-	DMERR("%s: block map commit failed (%d): cache disabled, I/O goes to the origin",
-	      ssdcache_name(sc), r);
+	DMERR("%s: %s failed (%d): cache disabled, I/O goes to the origin",
+	      ssdcache_name(sc), what, r);
+	if (atomic64_read(&sc->dirty)) {
+		DMERR("%s: %llu dirty blocks stay on the cache device: reload it to recover them",
+		      ssdcache_name(sc), (u64)atomic64_read(&sc->dirty));
+		return;
+	}
 	if (ssdc_wipe_sbs(sc)) {
 		DMERR("%s: cannot wipe the superblocks: writes to cached blocks now fail",
 		      ssdcache_name(sc));
@@ -379,15 +490,91 @@ fail:
 		DMERR("%s: superblocks wiped: the cache device must be formatted again",
 		      ssdcache_name(sc));
 	}
+}
+
+static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
+			     struct bio_list *writes, blk_status_t status)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(waiters))) {
+		if (status)
+			bio->bi_status = status;
+		bio_endio(bio);
+	}
+	while ((bio = bio_list_pop(writes)))
+		ssdc_issue_write(sc, bio);
+}
+
+int ssdc_meta_commit(struct ssdcache *sc)
+{
+	struct ssdc_jbatch jb = { .flushed = ULONG_MAX };
+	struct bio_list writes, waiters;
+	unsigned long *written = NULL;
+	blk_status_t status = BLK_STS_OK;
+	u64 pg;
+	int r = 0;
+
+	mutex_lock(&sc->commit_lock);
+	spin_lock_irq(&sc->defer_lock);
+	writes = sc->deferred;
+	bio_list_init(&sc->deferred);
+	waiters = sc->waiters;
+	bio_list_init(&sc->waiters);
+	spin_unlock_irq(&sc->defer_lock);
+
+	if (READ_ONCE(sc->failed)) {
+		/* Dirty data can no longer be made durable. */
+		if (atomic64_read(&sc->dirty))
+			status = BLK_STS_IOERR;
+		else if (!bio_list_empty(&waiters) && blkdev_issue_flush(sc->origin->bdev))
+			status = BLK_STS_IOERR;
+		goto out;
+	}
+	written = bitmap_zalloc(sc->map_pages, GFP_NOIO);
+	if (!written) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	/*
+	 * UNSYNCED slots, or bios that need everything before them durable:
+	 * flush. Slots that change from here on get the new epoch's parity
+	 * and wait for the next commit.
+	 */
+	if (xchg(&sc->valid_pending, false) || !bio_list_empty(&waiters)) {
+		jb.flushed = sc->sync_epoch;
+		WRITE_ONCE(sc->sync_epoch, jb.flushed + 1);
+		/*
+		 * The new epoch is visible before the flushes are issued and
+		 * before the page marks are read (see update_unsynced()).
+		 */
+		smp_mb();
+		r = blkdev_issue_flush(sc->origin->bdev);
+		if (r)
+			goto fail;
+		r = blkdev_issue_flush(sc->cache->bdev);
+		if (r)
+			goto fail;
+	}
+	r = journal_changes(sc, &jb, written);
+	if (r)
+		goto fail;
+	for_each_set_bit(pg, written, sc->map_pages)
+		free_written(sc, pg);
+	ssdc_count(sc, SSDC_C_COMMITS);
+	if (ssdc_checkpoint_due(sc)) {
+		r = ssdc_checkpoint(sc);
+		if (r)
+			goto fail;
+	}
+	goto out;
+fail:
+	status = BLK_STS_IOERR;
+	ssdc_meta_fail(sc, r, "metadata commit");
 out:
 	mutex_unlock(&sc->commit_lock);
 	bitmap_free(written);
-	if (!bio_list_empty(&waiters)) {
-		struct bio *bio;
-
-		while ((bio = bio_list_pop(&waiters)))
-			ssdc_issue_write(sc, bio);
-	}
+	complete_waiters(sc, &waiters, &writes, status);
 	return r;
 }
 
@@ -410,6 +597,7 @@ int ssdc_meta_init(struct ssdcache *sc)
 	mutex_init(&sc->commit_lock);
 	spin_lock_init(&sc->defer_lock);
 	bio_list_init(&sc->deferred);
+	bio_list_init(&sc->waiters);
 	INIT_DELAYED_WORK(&sc->commit_work, commit_fn);
 	sc->commit_buf = kcalloc(SSDC_MAP_BATCH, sizeof(*sc->commit_buf), GFP_KERNEL);
 	if (!sc->commit_buf)

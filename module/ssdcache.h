@@ -23,6 +23,13 @@
 #define SSDC_EVICT_COMMIT_DELAY_MS	20
 #define SSDC_SEQ_STREAMS		16
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
+#define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
+
+/* Writeback defaults (tunable in the table line and with messages). */
+#define SSDC_WB_TUNABLES		5
+#define SSDC_WB_DIRTY_HIGH		50	/* % of blocks: start cleaning */
+#define SSDC_WB_DIRTY_LOW		25	/* % of blocks: stop cleaning */
+#define SSDC_WB_IDLE_MS			2000	/* origin quiet this long: clean */
 
 enum ssdc_policy {
 	SSDC_POLICY_LRU,
@@ -41,38 +48,45 @@ struct ssdc_args {
 	bool format;
 	bool force;
 	const char *origin_id;		/* NULL: the origin's kernel name */
+	unsigned int wb_given;		/* bitmap: writeback tunables given */
+	unsigned int wb_val[SSDC_WB_TUNABLES];
 };
 
 /*
  * A cache block ("slot") in RAM is one u64 plus a u16 policy stamp:
  *   bits  0..47  origin block number
- *   bits 48..51  state (SSDC_SLOT_*)
- *   bits 52..55  flags (SSDC_SF_*)
- *   bits 56..63  reads in flight from this slot
+ *   bits 48..49  state (SSDC_SLOT_*)
+ *   bits 50..55  flags (SSDC_SF_*)
+ *   bits 56..63  pins: reads, in-place writes and writeback in flight
  * Every change happens under the lock of the slot's set.
  */
 #define SSDC_SLOT_STATE_SHIFT	48
-#define SSDC_SLOT_STATE_MASK	(0xfULL << SSDC_SLOT_STATE_SHIFT)
-#define SSDC_SLOT_FLAGS_SHIFT	52
-#define SSDC_SLOT_READERS_SHIFT	56
-#define SSDC_SLOT_READERS_MAX	255U
+#define SSDC_SLOT_STATE_MASK	(0x3ULL << SSDC_SLOT_STATE_SHIFT)
+#define SSDC_SLOT_PINS_SHIFT	56
+#define SSDC_SLOT_PINS_MAX	255U
+#define SSDC_SLOT_PIN		BIT_ULL(SSDC_SLOT_PINS_SHIFT)
 
 enum ssdc_slot_state {
 	SSDC_SLOT_FREE = 0,	/* unused; its on-disk entry is invalid */
-	SSDC_SLOT_VALID,	/* holds a clean copy of oblock */
+	SSDC_SLOT_VALID,	/* holds oblock's data, clean or dirty */
 	SSDC_SLOT_FILLING,	/* being written; its on-disk entry is invalid */
 	SSDC_SLOT_EVICTING,	/* invalid, but its on-disk entry may not be yet */
 };
 
-/* Slot flags; their meaning depends on the state. */
-#define SSDC_SF_A		BIT_ULL(52)
-#define SSDC_SF_B		BIT_ULL(53)
-#define SSDC_SF_UNSYNCED	SSDC_SF_A	/* VALID: entry not yet writable */
+/* Slot flags; the meaning of A and B depends on the state. */
+#define SSDC_SF_A		BIT_ULL(50)
+#define SSDC_SF_B		BIT_ULL(51)
+#define SSDC_SF_UNSYNCED	SSDC_SF_A	/* VALID: data or entry not durable */
 #define SSDC_SF_PARITY		SSDC_SF_B	/* VALID: sync epoch parity */
 #define SSDC_SF_CANCEL		SSDC_SF_A	/* FILLING: data went stale */
 #define SSDC_SF_SSD_ERR		SSDC_SF_B	/* FILLING: SSD write failed */
 #define SSDC_SF_PENDING		SSDC_SF_A	/* EVICTING: in a commit under way */
 #define SSDC_SF_WRITTEN		SSDC_SF_B	/* EVICTING: invalid entry durable */
+#define SSDC_SF_DIRTY		BIT_ULL(52)	/* VALID, FILLING: newer than origin */
+#define SSDC_SF_NEW		BIT_ULL(53)	/* VALID+UNSYNCED: on-disk entry invalid */
+#define SSDC_SF_CLEANING	BIT_ULL(54)	/* VALID: writeback in flight */
+#define SSDC_SF_CHANGED		BIT_ULL(55)	/* entry to journal in next commit */
+#define SSDC_SF_ALL		(0x3fULL << 50)
 
 struct ssdc_set {
 	spinlock_t lock;	/* protects this set's slots, stamps and fields */
@@ -89,12 +103,16 @@ enum ssdc_counter {
 	SSDC_C_BYPASSED_READS, SSDC_C_BYPASSED_WRITES,
 	SSDC_C_FILLS, SSDC_C_EVICTIONS,
 	SSDC_C_COMMITS, SSDC_C_SSD_ERRORS,
+	SSDC_C_CLEANED, SSDC_C_JOURNAL_BLOCKS, SSDC_C_CHECKPOINTS,
+	SSDC_C_FLUSHES, SSDC_C_FUA,
 	SSDC_NR_COUNTERS
 };
 
 struct ssdc_stats {
 	u64 c[SSDC_NR_COUNTERS];
 };
+
+struct ssdc_wb_batch;
 
 /* A detected sequential stream (seqcut.c). */
 struct ssdc_stream {
@@ -130,18 +148,27 @@ struct ssdcache {
 	u16 *stamps;
 	struct ssdc_set *sets;
 	atomic64_t used;		/* slots VALID or FILLING */
+	atomic64_t dirty;		/* slots VALID and DIRTY */
 
-	/* Metadata commits (meta.c). */
+	/* Metadata commits (meta.c) and the journal (journal.c). */
 	struct workqueue_struct *wq;
 	struct delayed_work commit_work;
-	struct mutex commit_lock;	/* one commit at a time */
-	unsigned long *dirty_pages;	/* bitmap: map pages to write */
-	spinlock_t defer_lock;		/* protects deferred */
+	struct mutex commit_lock;	/* one commit or checkpoint at a time */
+	unsigned long *dirty_pages;	/* bitmap: pages with CHANGED slots */
+	unsigned long *ckpt_pages;	/* bitmap: pages changed since checkpoint */
+	unsigned long *map_cur;		/* bitmap: copy holding a page's newest */
+	spinlock_t defer_lock;		/* protects deferred and waiters */
 	struct bio_list deferred;	/* writes waiting for the next commit */
-	bool valid_pending;		/* new VALID entries: flush origin first */
-	unsigned long sync_epoch;	/* bumped before each origin flush */
-	u64 commit_seq;
+	struct bio_list waiters;	/* flushes and FUA writes to complete */
+	bool valid_pending;		/* UNSYNCED slots: flush both devices */
+	unsigned long sync_epoch;	/* bumped before each flush */
 	struct page **commit_buf;	/* page buffers for one batch */
+	u64 j_blocks;			/* journal ring size */
+	sector_t j_start;
+	u64 j_head;			/* next block to write */
+	u64 j_tail;			/* oldest block still needed */
+	u64 j_seq;			/* seq of the next commit */
+	u64 ckpt_seq;			/* last checkpoint's number */
 
 	/* Data I/O (io.c). */
 	struct bio_set bs;
@@ -150,6 +177,8 @@ struct ssdcache {
 	spinlock_t fill_lock;		/* protects fills and retries */
 	struct list_head fills;		/* copies of misses to install */
 	struct bio_list retries;	/* failed SSD reads, for the origin */
+	struct bio_list requeued;	/* bios to map again a bit later */
+	struct delayed_work requeue_work;
 	atomic_t fills_inflight;
 	wait_queue_head_t fills_wait;
 	atomic_t gwgen;			/* wgen of writes spanning blocks */
@@ -159,7 +188,23 @@ struct ssdcache {
 	spinlock_t seq_lock;		/* protects streams */
 	struct ssdc_stream streams[SSDC_SEQ_STREAMS];
 
+	/* Writeback (writeback.c). */
+	struct workqueue_struct *wb_wq;
+	struct ssdc_wb_batch *wb_batch;
+	struct page **wb_pages;		/* the batch's data */
+	struct delayed_work wb_work;
+	u64 wb_cursor;			/* next origin block to consider */
+	unsigned int wb_high, wb_low;	/* dirty watermarks, percent */
+	unsigned int wb_idle_ms;	/* 0: no idle cleaning */
+	unsigned int wb_rate;		/* blocks per second, 0: unlimited */
+	unsigned int wb_yield;		/* 1: pause under foreground I/O */
+	bool wb_flush_all;		/* "flush" message: clean everything */
+	bool wb_draining;		/* above high, cleaning down to low */
+	bool wb_stopped;		/* suspended or being destroyed */
+	unsigned long last_fg;		/* jiffies of the last foreground bio */
+
 	struct ssdc_stats __percpu *stats;
+	bool loaded;			/* map in RAM: formatted or resumed once */
 	bool failed;			/* metadata I/O failed: see io.c */
 	bool sb_wiped;			/* ... and the superblocks are gone */
 };
@@ -177,6 +222,7 @@ struct ssdc_bio {
 	u8 fill:1;		/* miss whose data may be installed */
 	u8 whole_block:1;	/* covers exactly one cache block */
 	u8 installed:1;		/* write-through write also went to slot */
+	u8 rewrite:1;		/* write-back write into a dirty slot */
 };
 
 enum ssdc_bio_kind {
@@ -184,6 +230,7 @@ enum ssdc_bio_kind {
 	SSDC_BIO_HIT_READ,
 	SSDC_BIO_MISS_READ,
 	SSDC_BIO_WRITE,		/* write to the origin: writes_inflight held */
+	SSDC_BIO_WB_WRITE,	/* write to a slot: writes_inflight held */
 };
 
 static inline void ssdc_count(struct ssdcache *sc, enum ssdc_counter c)
@@ -212,9 +259,26 @@ static inline u64 ssdc_slot_oblock(u64 v)
 	return v & SSDCACHE_MAP_OBLOCK_MASK;
 }
 
-static inline unsigned int ssdc_slot_readers(u64 v)
+static inline unsigned int ssdc_slot_pins(u64 v)
 {
-	return v >> SSDC_SLOT_READERS_SHIFT;
+	return v >> SSDC_SLOT_PINS_SHIFT;
+}
+
+static inline bool ssdc_slot_dirty(u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_VALID && (v & SSDC_SF_DIRTY);
+}
+
+/*
+ * Might the SSD's map hold a VALID entry for this slot word? True for
+ * VALID slots and for EVICTING ones whose invalid entry is not durable.
+ */
+static inline bool ssdc_slot_maybe_on_disk(u64 v)
+{
+	enum ssdc_slot_state st = ssdc_slot_state(v);
+
+	return st == SSDC_SLOT_VALID ||
+	       (st == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN));
 }
 
 static inline u64 ssdc_slot_make(u64 oblock, enum ssdc_slot_state state)
@@ -250,6 +314,8 @@ u32 ssdc_csum(const void *block, unsigned int len, __le32 *csum_field);
 int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error);
 int ssdc_load_sb(struct ssdcache *sc, struct ssdc_args *args, char **error);
 int ssdc_wipe_sbs(struct ssdcache *sc);
+int ssdc_write_sb(struct ssdcache *sc);
+int ssdc_reread_sb(struct ssdcache *sc, char **error);
 int ssdc_rw_block(struct block_device *bdev, sector_t sector, void *buf,
 		  blk_opf_t opf);
 
@@ -261,27 +327,60 @@ long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
 long ssdc_take_free(struct ssdcache *sc, u32 set);
 bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock);
 void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert);
+void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v);
 bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot);
-void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock);
+void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirty);
+void ssdc_mark_unsynced_locked(struct ssdcache *sc, u64 slot);
 void ssdc_evict_one(struct ssdcache *sc, u32 set);
-void ssdc_slot_release_reader(struct ssdcache *sc, u64 slot);
-bool ssdc_slot_maybe_on_disk(u64 v);
-bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last);
+void ssdc_slot_unpin(struct ssdcache *sc, u64 slot);
+bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last,
+			   u64 *dirty_at);
+u64 ssdc_first_dirty(struct ssdcache *sc, u64 first, u64 last);
 
 /* meta.c */
 int ssdc_meta_init(struct ssdcache *sc);
 void ssdc_meta_exit(struct ssdcache *sc);
 int ssdc_meta_format(struct ssdcache *sc);
 int ssdc_meta_load(struct ssdcache *sc, char **error);
-void ssdc_meta_dirty(struct ssdcache *sc, u64 slot, bool new_valid);
+void ssdc_meta_unsynced(struct ssdcache *sc);
 void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio);
+void ssdc_meta_wait(struct ssdcache *sc, struct bio *bio);
 void ssdc_meta_kick(struct ssdcache *sc, unsigned long delay_ms);
 int ssdc_meta_commit(struct ssdcache *sc);
+int ssdc_rw_pages(struct ssdcache *sc, sector_t sector, unsigned int n,
+		  blk_opf_t opf);
+u64 ssdc_durable_entry(u64 v);
+const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e);
+void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e);
+void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what);
+
+/* journal.c */
+bool ssdc_journal_room(struct ssdcache *sc, unsigned int blocks);
+int ssdc_journal_write(struct ssdcache *sc, unsigned int blocks,
+		       unsigned int last_records);
+int ssdc_journal_replay(struct ssdcache *sc, char **error);
+int ssdc_checkpoint(struct ssdcache *sc);
+void ssdc_build_page(struct ssdcache *sc, u64 pg, void *buf, u64 seq, bool empty);
+bool ssdc_checkpoint_due(struct ssdcache *sc);
+
+/* writeback.c */
+int ssdc_wb_init(struct ssdcache *sc);
+void ssdc_wb_exit(struct ssdcache *sc);
+void ssdc_wb_start(struct ssdcache *sc);
+void ssdc_wb_stop(struct ssdcache *sc);
+void ssdc_wb_kick(struct ssdcache *sc);
+int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv);
+int ssdc_wb_parse(const char *key, const char *val, unsigned int *idx,
+		  unsigned int *v);
+int ssdc_wb_check_args(struct ssdc_args *args, char **error);
+void ssdc_wb_apply_args(struct ssdcache *sc, struct ssdc_args *args);
+const char *ssdc_wb_state(struct ssdcache *sc);
 
 /* io.c */
 int ssdc_map(struct dm_target *ti, struct bio *bio);
 int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void ssdc_issue_write(struct ssdcache *sc, struct bio *bio);
+void ssdc_requeue(struct ssdcache *sc, struct bio *bio);
 int ssdc_io_init(struct ssdcache *sc);
 void ssdc_io_drain(struct ssdcache *sc);
 void ssdc_io_exit(struct ssdcache *sc);

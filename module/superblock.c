@@ -115,7 +115,7 @@ static int write_sb_block(struct ssdcache *sc, sector_t sector,
 }
 
 /* Writes the superblock to the copy that is not the newest. */
-static int write_sb(struct ssdcache *sc)
+int ssdc_write_sb(struct ssdcache *sc)
 {
 	struct ssdcache_disk_sb *sb = &sc->sb;
 	u64 seq = le64_to_cpu(sb->seq) + 1;
@@ -164,15 +164,15 @@ static int compute_geometry(struct ssdcache *sc, sector_t cache_sectors,
 
 	if (cache_sectors <= map_start + bs)
 		return -ENOSPC;
-	/* Each block costs bs sectors of data and 1/504 of a map page. */
+	/* Each block costs bs sectors of data and 2/504 of a map page. */
 	nr = div64_u64((u64)(cache_sectors - map_start - bs) * SSDCACHE_MAP_ENTRIES_PER_PAGE,
-		       (u64)bs * SSDCACHE_MAP_ENTRIES_PER_PAGE + SSDCACHE_META_BLOCK_SECTORS);
+		       (u64)bs * SSDCACHE_MAP_ENTRIES_PER_PAGE + 2 * SSDCACHE_META_BLOCK_SECTORS);
 	nr = rounddown(nr, SSDCACHE_ASSOC);
 	for (;;) {
 		if (nr < 2 * SSDCACHE_ASSOC)
 			return -ENOSPC;
 		pages = DIV_ROUND_UP_ULL(nr, SSDCACHE_MAP_ENTRIES_PER_PAGE);
-		data_start = ALIGN(map_start + pages * SSDCACHE_META_BLOCK_SECTORS, bs);
+		data_start = ALIGN(map_start + 2 * pages * SSDCACHE_META_BLOCK_SECTORS, bs);
 		if (data_start + nr * bs <= cache_sectors)
 			break;
 		nr -= SSDCACHE_ASSOC;
@@ -201,6 +201,12 @@ static void apply_geometry(struct ssdcache *sc)
 	sc->data_start = le64_to_cpu(sb->data_start);
 	sc->map_start = le64_to_cpu(sb->map_start);
 	sc->map_pages = le64_to_cpu(sb->map_pages);
+	sc->j_start = le64_to_cpu(sb->journal_start);
+	sc->j_blocks = le64_to_cpu(sb->journal_blocks);
+	sc->j_tail = le64_to_cpu(sb->journal_tail);
+	sc->j_head = sc->j_tail;
+	sc->j_seq = le64_to_cpu(sb->journal_seq);
+	sc->ckpt_seq = le64_to_cpu(sb->ckpt_seq);
 	/* A partial block at the end of the origin is never cached. */
 	sc->origin_blocks = bdev_nr_sectors(sc->origin->bdev) >> sc->block_shift;
 }
@@ -260,6 +266,9 @@ int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error)
 	origin_identity(sc, args, sc->sb.origin_id);
 	sc->sb.origin_sectors = cpu_to_le64(bdev_nr_sectors(sc->origin->bdev));
 	sc->sb.mode = cpu_to_le32(args->mode);
+	sc->sb.journal_tail = 0;
+	sc->sb.journal_seq = cpu_to_le64(1);
+	sc->sb.ckpt_seq = 0;
 	apply_geometry(sc);
 
 	/*
@@ -272,9 +281,9 @@ int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error)
 	if (!r)
 		r = ssdc_meta_format(sc);
 	if (!r)
-		r = write_sb(sc);
+		r = ssdc_write_sb(sc);
 	if (!r)
-		r = write_sb(sc);
+		r = ssdc_write_sb(sc);
 	if (r) {
 		*error = "Cannot write the new cache metadata";
 		return r;
@@ -295,6 +304,10 @@ static int check_sb(struct ssdcache *sc, struct ssdc_args *args, char **error)
 
 	if (le32_to_cpu(sb->version) != SSDCACHE_FORMAT_VERSION) {
 		*error = "Unsupported on-disk format version";
+		return -EINVAL;
+	}
+	if (le32_to_cpu(sb->flags)) {
+		*error = "Superblock has unknown flags";
 		return -EINVAL;
 	}
 	if (le64_to_cpu(sb->origin_sectors) != bdev_nr_sectors(sc->origin->bdev)) {
@@ -318,9 +331,14 @@ static int check_sb(struct ssdcache *sc, struct ssdc_args *args, char **error)
 	    (bs << SECTOR_SHIFT) > SSDCACHE_MAX_BLOCK_SIZE ||
 	    le32_to_cpu(sb->assoc) != SSDCACHE_ASSOC || !nr || nr % SSDCACHE_ASSOC ||
 	    le64_to_cpu(sb->map_pages) != DIV_ROUND_UP_ULL(nr, SSDCACHE_MAP_ENTRIES_PER_PAGE) ||
-	    le64_to_cpu(sb->map_start) < SSDCACHE_JOURNAL_SECTOR ||
+	    le64_to_cpu(sb->journal_start) != SSDCACHE_JOURNAL_SECTOR ||
+	    le64_to_cpu(sb->journal_blocks) < 4 ||
+	    le64_to_cpu(sb->journal_blocks) > (1ULL << 30) ||
+	    le64_to_cpu(sb->journal_tail) >= le64_to_cpu(sb->journal_blocks) ||
+	    le64_to_cpu(sb->map_start) < SSDCACHE_JOURNAL_SECTOR +
+		le64_to_cpu(sb->journal_blocks) * SSDCACHE_META_BLOCK_SECTORS ||
 	    le64_to_cpu(sb->data_start) < le64_to_cpu(sb->map_start) +
-		le64_to_cpu(sb->map_pages) * SSDCACHE_META_BLOCK_SECTORS ||
+		2 * le64_to_cpu(sb->map_pages) * SSDCACHE_META_BLOCK_SECTORS ||
 	    le64_to_cpu(sb->data_start) + nr * bs > le64_to_cpu(sb->cache_sectors)) {
 		*error = "Superblock geometry is inconsistent";
 		return -EINVAL;
@@ -349,4 +367,34 @@ int ssdc_load_sb(struct ssdcache *sc, struct ssdc_args *args, char **error)
 		return r;
 	apply_geometry(sc);
 	return 0;
+}
+
+/*
+ * Reads the superblock again at the first resume: the table this one
+ * replaces may have moved the journal since the constructor read it.
+ * Nothing but the journal fields may differ.
+ */
+int ssdc_reread_sb(struct ssdcache *sc, char **error)
+{
+	struct ssdcache_disk_sb *sb;
+	int r;
+
+	sb = kmalloc(sizeof(*sb), GFP_KERNEL);
+	if (!sb)
+		return -ENOMEM;
+	r = read_best_sb(sc, sb);
+	if (r) {
+		*error = "Cannot read the cache superblock";
+	} else if (memcmp(sb->cache_uuid, sc->sb.cache_uuid, SSDCACHE_UUID_LEN) ||
+		   memcmp(&sb->origin_sectors, &sc->sb.origin_sectors,
+			  offsetof(struct ssdcache_disk_sb, mode) -
+			  offsetof(struct ssdcache_disk_sb, origin_sectors))) {
+		*error = "The cache superblock changed since the table was loaded";
+		r = -EINVAL;
+	} else {
+		memcpy(&sc->sb, sb, sizeof(*sb));
+		apply_geometry(sc);
+	}
+	kfree(sb);
+	return r;
 }

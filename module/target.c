@@ -13,11 +13,12 @@
 #include "ssdcache.h"
 
 #define SSDCACHE_VERSION_MAJOR 0
-#define SSDCACHE_VERSION_MINOR 2
+#define SSDCACHE_VERSION_MINOR 3
 #define SSDCACHE_VERSION_PATCH 0
 
 static void ssdc_destroy(struct ssdcache *sc)
 {
+	ssdc_wb_exit(sc);
 	ssdc_io_exit(sc);
 	ssdc_meta_exit(sc);
 	ssdc_cache_free(sc);
@@ -117,24 +118,39 @@ static int ssdcache_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	if (args.format) {
 		r = ssdc_format(sc, &args, &ti->error);
+		sc->loaded = true;
 	} else {
+		/* The map is loaded at the first resume: see ssdcache_preresume(). */
 		r = ssdc_load_sb(sc, &args, &ti->error);
 		if (!r)
 			r = ssdc_cache_alloc(sc);
 		if (!r)
-			r = ssdc_meta_load(sc, &ti->error);
+			r = ssdc_meta_init(sc);
 	}
 	if (r)
 		goto bad;
 	r = ssdc_io_init(sc);
+	if (!r)
+		r = ssdc_wb_init(sc);
 	if (r) {
 		ti->error = "Cannot allocate I/O resources";
 		goto bad;
 	}
+	ssdc_wb_apply_args(sc, &args);
 
 	ti->num_flush_bios = 1;
+	/*
+	 * Advertise a volatile write cache even over devices without one: in
+	 * write-back mode a completed write is durable only after a commit,
+	 * which REQ_PREFLUSH and REQ_FUA ask for.
+	 */
+	ti->flush_supported = true;
 	ti->num_discard_bios = 1;
-	ti->num_write_zeroes_bios = 1;
+	/*
+	 * No REQ_OP_WRITE_ZEROES: the block layer then writes zero pages,
+	 * which take the normal write path (dirty blocks included).
+	 */
+	ti->num_write_zeroes_bios = 0;
 	ti->per_io_data_size = sizeof(struct ssdc_bio);
 	ti->private = sc;
 	return 0;
@@ -145,13 +161,30 @@ bad:
 	return r;
 }
 
-static void ssdcache_dtr(struct dm_target *ti)
+/* Brings the SSD up to date: no I/O of ours is under way afterwards. */
+static void quiesce(struct ssdcache *sc)
 {
-	struct ssdcache *sc = ti->private;
-
+	ssdc_wb_stop(sc);
 	ssdc_io_drain(sc);
 	ssdc_meta_commit(sc);
-	ssdc_destroy(sc);
+	/* Slots still UNSYNCED then (a write racing the last commit): again. */
+	if (READ_ONCE(sc->valid_pending))
+		ssdc_meta_commit(sc);
+	/* Leave a short journal for the next load. */
+	mutex_lock(&sc->commit_lock);
+	if (sc->loaded && !READ_ONCE(sc->failed) && ssdc_checkpoint(sc))
+		ssdc_meta_fail(sc, -EIO, "checkpoint");
+	mutex_unlock(&sc->commit_lock);
+}
+
+/*
+ * Nothing is written here: the table's last suspend (device-mapper always
+ * suspends a table before it is destroyed or replaced) wrote everything,
+ * and a table that replaces this one may already be using the cache.
+ */
+static void ssdcache_dtr(struct dm_target *ti)
+{
+	ssdc_destroy(ti->private);
 }
 
 /* Sums the per-CPU counters. */
@@ -173,7 +206,7 @@ static unsigned int ram_per_block(struct ssdcache *sc)
 {
 	u64 bytes = sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->stamps)) +
 		    (u64)sc->nr_sets * sizeof(*sc->sets) +
-		    BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
+		    3 * BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
 
 	return DIV_ROUND_UP_ULL(bytes, sc->nr_blocks);
 }
@@ -183,10 +216,13 @@ static void emit_table(struct ssdcache *sc, char *result, unsigned int maxlen,
 {
 	unsigned int sz = *szp;
 
-	DMEMIT("%s %s %s 8 block_size %llu policy %s sequential_cutoff %llu origin_id %s",
+	DMEMIT("%s %s %s 18 block_size %llu policy %s sequential_cutoff %llu origin_id %s",
 	       sc->origin->name, sc->cache->name, ssdc_mode_name(sc->mode),
 	       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
 	       ssdc_policy_name(sc->policy), sc->seq_cutoff, sc->sb.origin_id);
+	DMEMIT(" dirty_high %u dirty_low %u", READ_ONCE(sc->wb_high), READ_ONCE(sc->wb_low));
+	DMEMIT(" writeback_idle_ms %u writeback_rate %u writeback_yield %u",
+	       READ_ONCE(sc->wb_idle_ms), READ_ONCE(sc->wb_rate), READ_ONCE(sc->wb_yield));
 	*szp = sz;
 }
 
@@ -201,15 +237,23 @@ static void ssdcache_status(struct dm_target *ti, status_type_t type,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		sum_stats(sc, &t);
-		DMEMIT("%u %s %llu %llu/%llu 0 %llu %llu %llu %llu %llu %llu %u %s %llu %s",
+		DMEMIT("%u %s %llu %llu/%llu %llu %llu %llu %llu %llu %llu %llu %u %s %llu %s",
 		       SSDCACHE_FORMAT_VERSION, ssdc_mode_name(sc->mode),
 		       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
 		       (u64)atomic64_read(&sc->used), sc->nr_blocks,
+		       (u64)atomic64_read(&sc->dirty),
 		       t.c[SSDC_C_READ_HITS], t.c[SSDC_C_READ_MISSES],
 		       t.c[SSDC_C_WRITE_HITS], t.c[SSDC_C_WRITE_MISSES],
 		       t.c[SSDC_C_BYPASSED_READS], t.c[SSDC_C_BYPASSED_WRITES], ram_per_block(sc),
 		       ssdc_policy_name(sc->policy), sc->seq_cutoff,
 		       READ_ONCE(sc->failed) ? "failed" : "ok");
+		DMEMIT(" %s %llu %llu %llu %llu %llu %llu %u %u %u %u %u",
+		       ssdc_wb_state(sc), t.c[SSDC_C_CLEANED], t.c[SSDC_C_COMMITS],
+		       t.c[SSDC_C_JOURNAL_BLOCKS], t.c[SSDC_C_CHECKPOINTS],
+		       t.c[SSDC_C_FLUSHES], t.c[SSDC_C_FUA],
+		       READ_ONCE(sc->wb_high), READ_ONCE(sc->wb_low),
+		       READ_ONCE(sc->wb_idle_ms), READ_ONCE(sc->wb_rate),
+		       READ_ONCE(sc->wb_yield));
 		break;
 	case STATUSTYPE_TABLE:
 		emit_table(sc, result, maxlen, &sz);
@@ -236,6 +280,9 @@ static int ssdcache_message(struct dm_target *ti, unsigned int argc,
 	r = ssdcache_selftest_message(sc, argc, argv);
 	if (r != -ENOTTY)
 		return r;
+	r = ssdc_wb_message(sc, argc, argv);
+	if (r != -ENOTTY)
+		return r;
 
 	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
 		for_each_possible_cpu(cpu)
@@ -259,13 +306,18 @@ static int ssdcache_message(struct dm_target *ti, unsigned int argc,
 		return 0;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "mode")) {
-		r = ssdc_parse_mode(argv[1], &mode);
-		if (r) {
-			DMERR("%s: cannot switch to mode \"%s\"%s", ssdcache_name(sc), argv[1],
-			      r == -EOPNOTSUPP ? ": not supported yet" : "");
+		if (ssdc_parse_mode(argv[1], &mode)) {
+			DMERR("%s: unknown mode \"%s\" (writethrough, writearound, writeback)",
+			      ssdcache_name(sc), argv[1]);
 			return -EINVAL;
 		}
+		/*
+		 * At once for new writes. Leaving write-back, the dirty blocks
+		 * are written back in the background ("draining" in status);
+		 * they are served from the SSD until then, as in any mode.
+		 */
 		WRITE_ONCE(sc->mode, mode);
+		ssdc_wb_kick(sc);
 		return 0;
 	}
 	DMERR("%s: unrecognised message \"%s\"", ssdcache_name(sc),
@@ -275,10 +327,38 @@ static int ssdcache_message(struct dm_target *ti, unsigned int argc,
 
 static void ssdcache_postsuspend(struct dm_target *ti)
 {
-	struct ssdcache *sc = ti->private;
+	quiesce(ti->private);
+}
 
-	ssdc_io_drain(sc);
-	ssdc_meta_commit(sc);
+/*
+ * The first resume loads the map and replays the journal. Not earlier: on
+ * a table reload, the table this one replaces is live until it has been
+ * suspended, and its last commit must be seen. Its destructor, which runs
+ * after this, writes nothing.
+ */
+static int ssdcache_preresume(struct dm_target *ti)
+{
+	struct ssdcache *sc = ti->private;
+	char *error = NULL;
+	int r;
+
+	if (sc->loaded)
+		return 0;
+	r = ssdc_reread_sb(sc, &error);
+	if (!r)
+		r = ssdc_meta_load(sc, &error);
+	if (r) {
+		DMERR("%s: cannot load the cache on %s: %s", ssdcache_name(sc),
+		      sc->cache->name, error ? error : "error");
+		return r;
+	}
+	sc->loaded = true;
+	return 0;
+}
+
+static void ssdcache_resume(struct dm_target *ti)
+{
+	ssdc_wb_start(ti->private);
 }
 
 static int ssdcache_iterate_devices(struct dm_target *ti,
@@ -303,6 +383,8 @@ static struct target_type ssdcache_target = {
 	.map = ssdc_map,
 	.end_io = ssdc_end_io,
 	.postsuspend = ssdcache_postsuspend,
+	.preresume = ssdcache_preresume,
+	.resume = ssdcache_resume,
 	.status = ssdcache_status,
 	.message = ssdcache_message,
 	.iterate_devices = ssdcache_iterate_devices,

@@ -23,6 +23,58 @@ setup() {
 	fio_verify "$dm" 512-128k 48M
 }
 
+@test "io: writeback, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
+	dm=$(ssdc_create io "$origin" "$cache" writeback format)
+	fio_verify "$dm" 512-128k 48M
+	[ "$(ssdc_stat io state)" = ok ]
+}
+
+@test "io: writeback, 64 KiB blocks: fio verify, 4 KiB to 256 KiB writes" {
+	cache=$(nullb_create io_b 16 fast)
+	dm=$(ssdc_create io "$origin" "$cache" writeback format block_size 65536)
+	fio_verify "$dm" 4k-256k 48M
+}
+
+# lru_fifo_hits POLICY: on an empty cache of four sets, 12 rounds of: read
+# 20 hot blocks, then install 40 new cold blocks (read twice). Prints the
+# hits of the hot reads from round 2 on (at most 220).
+lru_fifo_hits() {
+	local dm small
+	small=$(nullb_create "io_$1" 2 fast)
+	dm=$(ssdc_create lf "$origin" "$small" writethrough format policy "$1" sequential_cutoff 0)
+	[ "$(ssdc_stat lf blocks)" = 0/224 ] || fail "expected 4 sets: $(ssdc_stat lf blocks)"
+	python3 - "$dm" <<'PY'
+import mmap, os, subprocess, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+def read(first, n):
+    for b in range(first, first + n):
+        os.preadv(fd, [buf], b * 4096)
+def hits():
+    return int(subprocess.run(["dmsetup", "status", "lf"], capture_output=True,
+                              text=True, check=True).stdout.split()[8])
+hot = 0
+for r in range(12):
+    h = hits()
+    read(3000, 20)
+    if r:
+        hot += hits() - h
+    for _ in range(2):
+        read(4000 + 40 * r, 40)
+        time.sleep(0.15)
+print(hot)
+PY
+	dm_remove lf
+}
+
+@test "io: LRU keeps re-read blocks that FIFO evicts" {
+	lru=$(lru_fifo_hits lru)
+	fifo=$(lru_fifo_hits fifo)
+	echo "hot re-reads that hit: lru $lru, fifo $fifo (of 220)"
+	[ "$lru" -ge 200 ] || fail "LRU: only $lru of 220 hot re-reads hit"
+	[ "$fifo" -le $((lru - 15)) ] || fail "FIFO ($fifo) not below LRU ($lru)"
+}
+
 @test "io: writearound, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
 	dm=$(ssdc_create io "$origin" "$cache" writearound format)
 	fio_verify "$dm" 512-128k 48M
@@ -125,10 +177,10 @@ setup() {
 @test "io: status and table lines; the table line reloads the same cache" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
 	run dmsetup status io
-	[[ "$output" =~ ^0\ 131072\ ssdcache\ 1\ writethrough\ 4096\ [0-9]+/[0-9]+\ 0\ ([0-9]+\ ){6}[0-9]+\ lru\ 4194304\ ok$ ]] ||
+	[[ "$output" =~ ^0\ 131072\ ssdcache\ 2\ writethrough\ 4096\ [0-9]+/[0-9]+\ 0\ ([0-9]+\ ){6}[0-9]+\ lru\ 4194304\ ok\ clean\ ([0-9]+\ ){6}50\ 25\ 2000\ 0\ 1$ ]] ||
 		fail "status: $output"
 	table=$(dmsetup table io)
-	[[ "$table" == *"writethrough 8 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o"* ]] ||
+	[[ "$table" == *"writethrough 18 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o dirty_high 50 dirty_low 25 writeback_idle_ms 2000 writeback_rate 0 writeback_yield 1" ]] ||
 		fail "table: $table"
 	[[ "$table" != *format* ]] || fail "the table line must never re-format"
 	dd if="$dm" of=/dev/null bs=4k count=64 iflag=direct status=none
@@ -147,8 +199,8 @@ setup() {
 	dmsetup message io 0 mode writearound
 	assert_eq writearound "$(ssdc_stat io mode)"
 	dmsetup message io 0 mode writethrough
-	for bad in "policy mru" "sequential_cutoff -1" "sequential_cutoff lots" "mode writeback" \
-		"mode fast" "policy" "frobnicate"; do
+	for bad in "policy mru" "sequential_cutoff -1" "sequential_cutoff lots" "mode write-back" \
+		"mode fast" "policy" "frobnicate" "dirty_high 200" "flush now"; do
 		run dmsetup message io 0 $bad
 		[ "$status" -ne 0 ] || fail "message '$bad' was accepted"
 	done

@@ -40,7 +40,9 @@ refused() {
 
 @test "table: unknown or unsupported mode" {
 	refused "$origin $cache fast" "Invalid mode"
-	refused "$origin $cache writeback 1 format" "Mode writeback is not supported yet"
+	refused "$origin $cache writeback 3 format dirty_high 101" "Invalid writeback tunable"
+	refused "$origin $cache writeback 3 format writeback_yield 2" "Invalid writeback tunable"
+	refused "$origin $cache writeback 5 format dirty_high 10 dirty_low 20" "dirty_low is above dirty_high"
 }
 
 @test "table: unknown option, missing value, bad numbers" {
@@ -122,7 +124,8 @@ refused() {
 	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" 100
 	ssdc_create tc "$origin" "$cache" writethrough
 	dm_remove tc
-	# ... and both copies: refused, with the reason.
+	# (Loading rewrote the superblock.) Both copies bad: refused, with the reason.
+	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" 100
 	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" $((4096 + 100))
 	refused "$origin $cache writethrough" "Both ssdcache superblocks are corrupted"
 }
@@ -133,7 +136,7 @@ refused() {
 	run python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" sb "$cache"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == *"csum_ok=1"* && "${lines[1]}" == *"csum_ok=1"* ]] || fail "$output"
-	[[ "$output" == *"version=1 "* ]]
+	[[ "$output" == *"version=2 "* ]]
 }
 
 @test "table: an unknown format version is refused" {
@@ -148,4 +151,32 @@ refused() {
 	dm_remove tc
 	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" nr_blocks 999999
 	refused "$origin $cache writethrough" "Superblock geometry is inconsistent"
+}
+
+# load_refused REASON: loading the cache (at the first resume) fails with
+# REASON in the kernel log, leaves no device and changes nothing.
+load_refused() {
+	local before
+	before=$(snapshot)
+	dmesg_mark
+	run dmsetup create bad --table "0 $size ssdcache $origin $cache writeback"
+	[ "$status" -ne 0 ] || { dmsetup remove bad; fail "cache loaded"; }
+	[ ! -e /dev/mapper/bad ] || fail "device left behind"
+	dmesg_since | grep -F "$1" || fail "no '$1' in the kernel log: $(dmesg_since)"
+	assert_eq "$before" "$(snapshot)" "devices after a refused load"
+}
+
+@test "table: a corrupted block map or journal fails the load and changes nothing" {
+	dm=$(ssdc_create tc "$origin" "$cache" writeback format)
+	dd if=/dev/urandom of="$dm" bs=4k count=64 seek=3000 oflag=direct status=none
+	dm_remove tc
+	meta=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
+	python3 "$meta" flip-map "$cache" 0
+	load_refused "Block map is corrupted"
+	python3 "$meta" flip-map "$cache" 0
+	ssdc_create tc "$origin" "$cache" writeback >/dev/null
+	[ "$(ssdc_stat tc dirty)" -gt 0 ]
+	dm_remove tc
+	python3 "$meta" bad-jrec "$cache"
+	load_refused "Journal is corrupted"
 }

@@ -87,6 +87,8 @@ power_cut() {
 	nullb_power_on pc_o
 	nullb_power_on pc_c
 	dm=$(ssdc_create pc "$origin" "$cache" $mode)
+	# Warm after the crash: blocks committed before the cut are still cached.
+	[ "$(ssdc_used pc)" -gt 0 ] || fail "$mode, cut after ${secs}s: the cache came back cold"
 	read_all "$dm"
 	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "$mode, cut after ${secs}s"
 	dm_remove pc

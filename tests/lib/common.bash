@@ -44,7 +44,7 @@ ssdc_create() {
 # ssdc_stat NAME FIELD: one field of the status line (Documentation/
 # ssdcache.rst), by name.
 ssdc_stat() {
-	local names="version mode block_size blocks dirty read_hits read_misses write_hits write_misses bypassed_reads bypassed_writes ram_per_block policy sequential_cutoff state"
+	local names="version mode block_size blocks dirty read_hits read_misses write_hits write_misses bypassed_reads bypassed_writes ram_per_block policy sequential_cutoff state writeback cleaned commits journal_blocks checkpoints flushes fua_writes dirty_high dirty_low writeback_idle_ms writeback_rate writeback_yield"
 	local i=4 n
 	for n in $names; do
 		if [ "$n" = "$2" ]; then
@@ -73,3 +73,13 @@ fio_verify() {
 
 # Reads a whole device once, O_DIRECT, in 4 KiB reads.
 read_all() { dd if="$1" of=/dev/null bs=4k iflag=direct status=none; }
+
+# Waits until NAME has no dirty block (after "flush"); fails after SECS.
+wait_clean() {
+	local name=$1 secs=${2:-120} i
+	for i in $(seq 1 $((secs * 10))); do
+		[ "$(ssdc_stat "$name" dirty)" = 0 ] && return 0
+		sleep 0.1
+	done
+	fail "$name: still $(ssdc_stat "$name" dirty) dirty blocks after ${secs}s"
+}

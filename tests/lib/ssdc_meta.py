@@ -8,6 +8,12 @@ need a precise corruption (include/ssdcache_format.h is the reference).
                                          recompute their checksums
     ssdc_meta.py flip DEV OFFSET         invert the byte at OFFSET
     ssdc_meta.py get-sb DEV FIELD        print a field of the newest copy
+    ssdc_meta.py flip-map DEV PAGE       invert a byte in both copies of a
+                                         block map page
+    ssdc_meta.py bad-jrec DEV            write, where replay starts, a sound
+                                         journal commit (valid checksum)
+                                         whose record names a cache block
+                                         past the end
 """
 import os
 import struct
@@ -21,7 +27,8 @@ SB_FIELDS = {
     "block_sectors": (120, "<I"), "assoc": (124, "<I"), "nr_blocks": (128, "<Q"),
     "journal_start": (136, "<Q"), "journal_blocks": (144, "<Q"),
     "map_start": (152, "<Q"), "map_pages": (160, "<Q"), "data_start": (168, "<Q"),
-    "mode": (176, "<I"), "flags": (180, "<I"),
+    "mode": (176, "<I"), "flags": (180, "<I"), "journal_tail": (184, "<Q"),
+    "journal_seq": (192, "<Q"), "ckpt_seq": (200, "<Q"),
 }
 
 
@@ -63,6 +70,47 @@ def drop_cache(f):
     os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
 
 
+def best_sb(f):
+    best = None
+    for base in SB_COPIES:
+        sb = read_sb(f, base)
+        if struct.unpack_from("<I", sb, 12)[0] != block_csum(sb, 12):
+            continue
+        seq = struct.unpack_from("<Q", sb, 16)[0]
+        if best is None or seq > best[0]:
+            best = (seq, sb)
+    return best[1] if best else None
+
+
+def sb_field(sb, name):
+    off, fmt = SB_FIELDS[name]
+    return struct.unpack_from(fmt, sb, off)[0]
+
+
+def flip_map(f, page):
+    sb = best_sb(f)
+    start, pages = sb_field(sb, "map_start"), sb_field(sb, "map_pages")
+    for copy in (0, 1):
+        off = (start + (copy * pages + page) * 8) * 512 + 100
+        f.seek(off)
+        b = f.read(1)[0] ^ 0xFF
+        f.seek(off)
+        f.write(bytes([b]))
+
+
+def bad_jrec(f):
+    sb = best_sb(f)
+    blk = bytearray(4096)
+    struct.pack_into("<I", blk, 0, 0x4c4a4353)
+    struct.pack_into("<Q", blk, 8, sb_field(sb, "journal_seq"))
+    blk[16:32] = sb[24:40]                       # cache_uuid
+    struct.pack_into("<IHH", blk, 32, 1, 0, 1)   # nr_records, index, count
+    struct.pack_into("<QQ", blk, 64, 0xFFFFFFFF, (1 << 63) | 5)
+    struct.pack_into("<I", blk, 4, block_csum(blk, 4))
+    f.seek((sb_field(sb, "journal_start") + sb_field(sb, "journal_tail") * 8) * 512)
+    f.write(blk)
+
+
 def main(argv):
     cmd, dev = argv[0], argv[1]
     with open(dev, "rb" if cmd == "sb" else "r+b") as f:
@@ -97,6 +145,12 @@ def main(argv):
                 return 1
             off, fmt = SB_FIELDS[argv[2]]
             print(struct.unpack_from(fmt, best[1], off)[0])
+        elif cmd == "flip-map":
+            flip_map(f, int(argv[2]))
+            drop_cache(f)
+        elif cmd == "bad-jrec":
+            bad_jrec(f)
+            drop_cache(f)
         elif cmd == "flip":
             off = int(argv[2], 0)
             f.seek(off)

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dm-ssdcache: writeback ("the cleaner").
+ *
+ * Dirty blocks are written back to the origin in batches, in origin-LBA
+ * order from a cursor that sweeps the origin like an elevator; adjacent
+ * blocks go out as one bio. A batch is: claim (CLEANING, pinned), read
+ * from the SSD, write to the origin, flush the origin, then mark clean
+ * the blocks nobody wrote meanwhile (a write clears CLEANING). Only
+ * synced dirty blocks are claimed, so their data is durable on the SSD
+ * and a clean entry is true as soon as the origin flush is done.
+ *
+ * When it runs: above the high watermark until the low one, when the
+ * origin has been idle for wb_idle_ms, after a "flush" message until
+ * nothing is dirty, and always outside write-back mode (draining).
+ */
+#include <linux/blkdev.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+
+#include "ssdcache.h"
+
+#define SSDC_WB_POLL_MS		500	/* re-check while blocks are dirty */
+#define SSDC_WB_YIELD_MS	20	/* pause while foreground I/O runs */
+
+struct wb_item {
+	u64 slot;
+	u64 oblock;
+	u64 key;		/* distance from the cursor, wrapping */
+	blk_status_t status;
+};
+
+struct ssdc_wb_batch {
+	struct ssdcache *sc;
+	atomic_t pending;
+	struct completion done;
+	unsigned int n;
+	struct wb_item items[];
+};
+
+static unsigned int batch_max(struct ssdcache *sc)
+{
+	return max_t(unsigned int, 1, SSDC_WB_BATCH_BYTES >>
+		     (sc->block_shift + SECTOR_SHIFT));
+}
+
+static unsigned int block_pages(struct ssdcache *sc)
+{
+	return DIV_ROUND_UP(sc->block_sectors << SECTOR_SHIFT, PAGE_SIZE);
+}
+
+/* Is slot word @v a dirty block the cleaner may take now? */
+static bool cleanable(u64 v)
+{
+	return ssdc_slot_dirty(v) && !ssdc_slot_pins(v) &&
+	       !(v & (SSDC_SF_UNSYNCED | SSDC_SF_CLEANING));
+}
+
+/* Keeps the @max items nearest the cursor in @items, sorted by key. */
+static void consider(struct wb_item *items, unsigned int *n, unsigned int max,
+		     u64 slot, u64 oblock, u64 key)
+{
+	unsigned int i = *n;
+
+	if (i == max && items[max - 1].key <= key)
+		return;
+	if (i < max)
+		(*n)++;
+	else
+		i = max - 1;
+	while (i && items[i - 1].key > key) {
+		items[i] = items[i - 1];
+		i--;
+	}
+	items[i].slot = slot;
+	items[i].oblock = oblock;
+	items[i].key = key;
+	items[i].status = BLK_STS_OK;
+}
+
+/* Chooses and claims the next batch; returns its size. */
+static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	unsigned int max = batch_max(sc), n = 0, i, kept = 0;
+	u64 cursor = sc->wb_cursor, s;
+	unsigned long flags;
+
+	for (s = 0; s < sc->nr_blocks; s++) {
+		u64 v = READ_ONCE(sc->slots[s]), ob = ssdc_slot_oblock(v);
+
+		if (cleanable(v))
+			consider(b->items, &n, max, s, ob,
+				 (ob - cursor) & SSDCACHE_MAP_OBLOCK_MASK);
+	}
+	for (i = 0; i < n; i++) {
+		struct wb_item *it = &b->items[i];
+		struct ssdc_set *st = &sc->sets[ssdc_slot_set(it->slot)];
+		u64 v;
+
+		spin_lock_irqsave(&st->lock, flags);
+		v = sc->slots[it->slot];
+		if (cleanable(v) && ssdc_slot_oblock(v) == it->oblock) {
+			sc->slots[it->slot] = (v | SSDC_SF_CLEANING) + SSDC_SLOT_PIN;
+			b->items[kept++] = *it;
+		}
+		spin_unlock_irqrestore(&st->lock, flags);
+	}
+	b->n = kept;
+	return kept;
+}
+
+static void wb_end_io(struct bio *bio)
+{
+	struct wb_item *it = bio->bi_private;
+	struct ssdc_wb_batch *b = container_of(bio->bi_pool, struct ssdcache, bs)->wb_batch;
+
+	if (bio->bi_status && it)
+		it->status = bio->bi_status;
+	bio_put(bio);
+	if (atomic_dec_and_test(&b->pending))
+		complete(&b->done);
+}
+
+static struct page *item_page(struct ssdcache *sc, unsigned int item, unsigned int p)
+{
+	return sc->wb_pages[item * block_pages(sc) + p];
+}
+
+static struct bio *batch_bio(struct ssdcache *sc, struct block_device *bdev,
+			     unsigned int nr_items, blk_opf_t opf)
+{
+	return bio_alloc_bioset(bdev, nr_items * block_pages(sc), opf, GFP_NOIO, &sc->bs);
+}
+
+static void add_item_pages(struct ssdcache *sc, struct bio *bio, unsigned int item)
+{
+	unsigned int p, bytes = sc->block_sectors << SECTOR_SHIFT;
+
+	for (p = 0; p < block_pages(sc); p++)
+		__bio_add_page(bio, item_page(sc, item, p),
+			       min_t(unsigned int, PAGE_SIZE, bytes - p * PAGE_SIZE), 0);
+}
+
+static void wait_batch(struct ssdc_wb_batch *b)
+{
+	if (!atomic_dec_and_test(&b->pending))
+		wait_for_completion(&b->done);
+}
+
+static void start_batch_io(struct ssdc_wb_batch *b)
+{
+	atomic_set(&b->pending, 1);
+	reinit_completion(&b->done);
+}
+
+/* Reads every claimed block from the SSD. */
+static void read_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	unsigned int i;
+
+	start_batch_io(b);
+	for (i = 0; i < b->n; i++) {
+		struct bio *bio = batch_bio(sc, sc->cache->bdev, 1, REQ_OP_READ);
+
+		bio->bi_iter.bi_sector = ssdc_slot_sector(sc, b->items[i].slot);
+		add_item_pages(sc, bio, i);
+		bio->bi_end_io = wb_end_io;
+		bio->bi_private = &b->items[i];
+		atomic_inc(&b->pending);
+		submit_bio_noacct(bio);
+	}
+	wait_batch(b);
+}
+
+static void run_end_io(struct bio *bio)
+{
+	struct ssdc_wb_batch *b = container_of(bio->bi_pool, struct ssdcache, bs)->wb_batch;
+	unsigned int first = (unsigned long)bio->bi_private & 0xffff;
+	unsigned int n = (unsigned long)bio->bi_private >> 16, i;
+
+	if (bio->bi_status)
+		for (i = first; i < first + n; i++)
+			b->items[i].status = bio->bi_status;
+	bio_put(bio);
+	if (atomic_dec_and_test(&b->pending))
+		complete(&b->done);
+}
+
+/* Writes the blocks read well to the origin, merging adjacent ones. */
+static void write_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	unsigned int i = 0, j, n;
+
+	start_batch_io(b);
+	while (i < b->n) {
+		struct bio *bio;
+
+		if (b->items[i].status) {
+			i++;
+			continue;
+		}
+		for (n = 1; i + n < b->n && !b->items[i + n].status &&
+		     b->items[i + n].oblock == b->items[i].oblock + n; n++)
+			;
+		bio = batch_bio(sc, sc->origin->bdev, n, REQ_OP_WRITE);
+		bio->bi_iter.bi_sector = b->items[i].oblock << sc->block_shift;
+		for (j = 0; j < n; j++)
+			add_item_pages(sc, bio, i + j);
+		bio->bi_end_io = run_end_io;
+		bio->bi_private = (void *)(unsigned long)(i | (n << 16));
+		atomic_inc(&b->pending);
+		submit_bio_noacct(bio);
+		i += n;
+	}
+	wait_batch(b);
+}
+
+/* Ends the batch: clean what went well and was not rewritten meanwhile. */
+static void finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b, blk_status_t flush)
+{
+	unsigned long flags;
+	unsigned int i, cleaned = 0, failed = 0;
+
+	for (i = 0; i < b->n; i++) {
+		struct wb_item *it = &b->items[i];
+		struct ssdc_set *st = &sc->sets[ssdc_slot_set(it->slot)];
+		u64 v;
+
+		spin_lock_irqsave(&st->lock, flags);
+		v = sc->slots[it->slot] - SSDC_SLOT_PIN;
+		if (!it->status && !flush && (v & SSDC_SF_CLEANING)) {
+			ssdc_slot_update(sc, it->slot, v & ~(SSDC_SF_CLEANING | SSDC_SF_DIRTY));
+			atomic64_dec(&sc->dirty);
+			cleaned++;
+		} else {
+			sc->slots[it->slot] = v & ~SSDC_SF_CLEANING;
+			failed += it->status || flush;
+		}
+		spin_unlock_irqrestore(&st->lock, flags);
+	}
+	this_cpu_add(sc->stats->c[SSDC_C_CLEANED], cleaned);
+	if (failed)
+		DMERR_LIMIT("%s: writeback of %u blocks failed; they stay dirty",
+			    ssdcache_name(sc), failed);
+	if (b->n)
+		sc->wb_cursor = (b->items[b->n - 1].oblock + 1) & SSDCACHE_MAP_OBLOCK_MASK;
+	/* Journal the clean entries soon, so clean blocks can be evicted. */
+	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+}
+
+static void clean_one_batch(struct ssdcache *sc)
+{
+	struct ssdc_wb_batch *b = sc->wb_batch;
+	blk_status_t flush = BLK_STS_OK;
+
+	if (!claim_batch(sc, b))
+		return;
+	read_batch(sc, b);
+	write_batch(sc, b);
+	if (blkdev_issue_flush(sc->origin->bdev))
+		flush = BLK_STS_IOERR;
+	finish_batch(sc, b, flush);
+}
+
+/* Should the cleaner run now? */
+static bool clean_due(struct ssdcache *sc)
+{
+	u64 dirty = atomic64_read(&sc->dirty);
+	u64 high = div_u64(sc->nr_blocks * READ_ONCE(sc->wb_high), 100);
+	u64 low = div_u64(sc->nr_blocks * READ_ONCE(sc->wb_low), 100);
+	unsigned int idle = READ_ONCE(sc->wb_idle_ms);
+
+	if (!dirty) {
+		WRITE_ONCE(sc->wb_flush_all, false);
+		sc->wb_draining = false;
+		return false;
+	}
+	if (READ_ONCE(sc->wb_flush_all) || READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
+		return true;
+	if (dirty >= high)
+		sc->wb_draining = true;
+	if (sc->wb_draining && dirty > low)
+		return true;
+	sc->wb_draining = false;
+	return idle && time_after(jiffies, READ_ONCE(sc->last_fg) + msecs_to_jiffies(idle));
+}
+
+/* The pause after a batch of @n blocks: rate limit and yielding. */
+static unsigned long pause_ms(struct ssdcache *sc, unsigned int n)
+{
+	unsigned int rate = READ_ONCE(sc->wb_rate);
+	unsigned long ms = rate ? DIV_ROUND_UP(n * 1000UL, rate) : 0;
+
+	if (READ_ONCE(sc->wb_yield) && !READ_ONCE(sc->wb_flush_all) &&
+	    time_before(jiffies, READ_ONCE(sc->last_fg) + msecs_to_jiffies(SSDC_WB_YIELD_MS)))
+		ms = max_t(unsigned long, ms, SSDC_WB_YIELD_MS);
+	return ms;
+}
+
+static void wb_fn(struct work_struct *work)
+{
+	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache, wb_work);
+	unsigned long delay = SSDC_WB_POLL_MS;
+
+	if (READ_ONCE(sc->wb_stopped) || READ_ONCE(sc->failed))
+		return;
+	if (clean_due(sc)) {
+		clean_one_batch(sc);
+		delay = sc->wb_batch->n ? pause_ms(sc, sc->wb_batch->n) : SSDC_WB_POLL_MS;
+	}
+	if (atomic64_read(&sc->dirty) && !READ_ONCE(sc->wb_stopped))
+		queue_delayed_work(sc->wb_wq, &sc->wb_work, msecs_to_jiffies(delay));
+}
+
+/* Wakes the cleaner up now. Any context. */
+void ssdc_wb_kick(struct ssdcache *sc)
+{
+	if (sc->wb_wq && !READ_ONCE(sc->wb_stopped))
+		mod_delayed_work(sc->wb_wq, &sc->wb_work, 0);
+}
+
+void ssdc_wb_start(struct ssdcache *sc)
+{
+	WRITE_ONCE(sc->wb_stopped, false);
+	ssdc_wb_kick(sc);
+}
+
+/* Stops the cleaner and waits for a batch under way. */
+void ssdc_wb_stop(struct ssdcache *sc)
+{
+	WRITE_ONCE(sc->wb_stopped, true);
+	if (sc->wb_wq)
+		cancel_delayed_work_sync(&sc->wb_work);
+}
+
+const char *ssdc_wb_state(struct ssdcache *sc)
+{
+	if (!atomic64_read(&sc->dirty))
+		return "clean";
+	if (READ_ONCE(sc->wb_flush_all))
+		return "flushing";
+	if (READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
+		return "draining";
+	return "dirty";
+}
+
+static const char * const tunables[SSDC_WB_TUNABLES] = {
+	"dirty_high", "dirty_low", "writeback_idle_ms", "writeback_rate",
+	"writeback_yield",
+};
+
+/*
+ * Parses tunable @key = @val into its index and value. -ENOTTY if @key is
+ * none, -EINVAL for a bad value; with @val NULL, only looks @key up.
+ */
+int ssdc_wb_parse(const char *key, const char *val, unsigned int *idx,
+		  unsigned int *v)
+{
+	static const unsigned int max[SSDC_WB_TUNABLES] = {
+		100, 100, 3600000, UINT_MAX, 1,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tunables); i++)
+		if (!strcasecmp(key, tunables[i]))
+			break;
+	if (i == ARRAY_SIZE(tunables))
+		return -ENOTTY;
+	if (!val)
+		return 0;
+	if (kstrtouint(val, 10, v) || *v > max[i])
+		return -EINVAL;
+	*idx = i;
+	return 0;
+}
+
+static unsigned int *tunable_field(struct ssdcache *sc, unsigned int i)
+{
+	unsigned int *fields[SSDC_WB_TUNABLES] = {
+		&sc->wb_high, &sc->wb_low, &sc->wb_idle_ms, &sc->wb_rate, &sc->wb_yield,
+	};
+
+	return fields[i];
+}
+
+static void wb_store(struct ssdcache *sc, unsigned int i, unsigned int v)
+{
+	WRITE_ONCE(*tunable_field(sc, i), v);
+}
+
+/* The table line's watermarks, with the defaults, must be ordered. */
+int ssdc_wb_check_args(struct ssdc_args *args, char **error)
+{
+	unsigned int high = (args->wb_given & 1) ? args->wb_val[0] : SSDC_WB_DIRTY_HIGH;
+	unsigned int low = (args->wb_given & 2) ? args->wb_val[1] : SSDC_WB_DIRTY_LOW;
+
+	if (low > high) {
+		*error = "dirty_low is above dirty_high";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void ssdc_wb_apply_args(struct ssdcache *sc, struct ssdc_args *args)
+{
+	unsigned int i;
+
+	for (i = 0; i < SSDC_WB_TUNABLES; i++)
+		if (args->wb_given & (1U << i))
+			wb_store(sc, i, args->wb_val[i]);
+}
+
+/* Messages for writeback; -ENOTTY if @argv is not one. */
+int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
+{
+	unsigned int high = READ_ONCE(sc->wb_high), low = READ_ONCE(sc->wb_low), i, v;
+	int r;
+
+	if (argc == 1 && !strcasecmp(argv[0], "flush")) {
+		WRITE_ONCE(sc->wb_flush_all, true);
+		ssdc_wb_kick(sc);
+		return 0;
+	}
+	if (argc == 2 && !strcasecmp(argv[0], "flush") && !strcasecmp(argv[1], "cancel")) {
+		WRITE_ONCE(sc->wb_flush_all, false);
+		return 0;
+	}
+	if (argc != 2)
+		return -ENOTTY;
+	r = ssdc_wb_parse(argv[0], argv[1], &i, &v);
+	if (r == -EINVAL)
+		DMERR("%s: invalid %s \"%s\"", ssdcache_name(sc), argv[0], argv[1]);
+	if (!r)
+		wb_store(sc, i, v);
+	if (!r && READ_ONCE(sc->wb_low) > READ_ONCE(sc->wb_high)) {
+		DMERR("%s: dirty_low would be above dirty_high", ssdcache_name(sc));
+		WRITE_ONCE(sc->wb_high, high);
+		WRITE_ONCE(sc->wb_low, low);
+		r = -EINVAL;
+	}
+	if (!r)
+		ssdc_wb_kick(sc);
+	return r;
+}
+
+int ssdc_wb_init(struct ssdcache *sc)
+{
+	unsigned int i, nr = batch_max(sc) * block_pages(sc);
+
+	sc->wb_high = SSDC_WB_DIRTY_HIGH;
+	sc->wb_low = SSDC_WB_DIRTY_LOW;
+	sc->wb_idle_ms = SSDC_WB_IDLE_MS;
+	sc->wb_yield = 1;
+	sc->wb_stopped = true;
+	sc->last_fg = jiffies;
+	INIT_DELAYED_WORK(&sc->wb_work, wb_fn);
+	sc->wb_batch = kzalloc(struct_size(sc->wb_batch, items, batch_max(sc)), GFP_KERNEL);
+	sc->wb_pages = kcalloc(nr, sizeof(*sc->wb_pages), GFP_KERNEL);
+	if (!sc->wb_batch || !sc->wb_pages)
+		goto fail;
+	init_completion(&sc->wb_batch->done);
+	for (i = 0; i < nr; i++) {
+		sc->wb_pages[i] = alloc_page(GFP_KERNEL);
+		if (!sc->wb_pages[i])
+			goto fail;
+	}
+	sc->wb_wq = alloc_ordered_workqueue("ssdcache-wb-%s", WQ_MEM_RECLAIM,
+					    ssdcache_name(sc));
+	if (!sc->wb_wq)
+		goto fail;
+	return 0;
+fail:
+	ssdc_wb_exit(sc);
+	return -ENOMEM;
+}
+
+void ssdc_wb_exit(struct ssdcache *sc)
+{
+	unsigned int i, nr = batch_max(sc) * block_pages(sc);
+
+	if (sc->wb_wq) {
+		ssdc_wb_stop(sc);
+		destroy_workqueue(sc->wb_wq);
+		sc->wb_wq = NULL;
+	}
+	if (sc->wb_pages) {
+		for (i = 0; i < nr; i++)
+			if (sc->wb_pages[i])
+				__free_page(sc->wb_pages[i]);
+		kfree(sc->wb_pages);
+		sc->wb_pages = NULL;
+	}
+	kfree(sc->wb_batch);
+	sc->wb_batch = NULL;
+}

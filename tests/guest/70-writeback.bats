@@ -1,0 +1,190 @@
+#!/usr/bin/env bats
+# Write-back mode: dirty blocks, the cleaner, flush and FUA, reloads.
+
+load ../lib/common
+
+REF=$SSDCACHE_TOP/tests/lib/refmodel.py
+
+setup() {
+	require_guest
+}
+
+@test "writeback: writes land on the SSD, read back, and reach the origin on flush" {
+	origin=$(nullb_create wb_o 32 fast)
+	cache=$(nullb_create wb_c 16 fast)
+	dm=$(ssdc_create wb "$origin" "$cache" writeback format writeback_idle_ms 0)
+	before=$(dev_md5 "$origin")
+	fio_verify "$dm" 4k-16k 8M
+	[ "$(ssdc_stat wb dirty)" -gt 0 ] || fail "no dirty block"
+	assert_eq "$before" "$(dev_md5 "$origin")" "origin before writeback"
+	assert_eq writeback "$(ssdc_stat wb mode)"
+	assert_eq dirty "$(ssdc_stat wb writeback)"
+	dmsetup message wb 0 flush
+	wait_clean wb
+	[ "$(ssdc_stat wb cleaned)" -gt 0 ]
+	assert_eq "$(dev_md5 "$dm")" "$(dev_md5 "$origin")" "cache vs origin after flush"
+}
+
+@test "writeback: dirty blocks survive remove and reload, then write back" {
+	origin=$(nullb_create wr_o 32 fast)
+	cache=$(nullb_create wr_c 16 fast)
+	shadow=$BATS_TEST_TMPDIR/shadow
+	# No cleaning at all: the dirty blocks must come back as they were.
+	dm=$(ssdc_create wr "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	python3 "$REF" run "$dm" "$shadow" 1500 11
+	dirty=$(ssdc_stat wr dirty)
+	[ "$dirty" -gt 0 ]
+	dm_remove wr
+	dm=$(ssdc_create wr "$origin" "$cache" writeback writeback_idle_ms 0 dirty_high 100)
+	assert_eq "$dirty" "$(ssdc_stat wr dirty)" "dirty blocks after reload"
+	python3 "$REF" compare "$dm" "$shadow"
+	python3 "$REF" run "$dm" "$shadow" 500 12
+	dmsetup message wr 0 flush
+	wait_clean wr
+	dm_remove wr
+	python3 "$REF" compare "$origin" "$shadow"
+}
+
+@test "writeback: reference model with a small cache and the cleaner racing" {
+	origin=$(nullb_create rs_o 64 fast)
+	cache=$(nullb_create rs_c 3 fast)
+	shadow=$BATS_TEST_TMPDIR/shadow
+	dm=$(ssdc_create rs "$origin" "$cache" writeback format dirty_high 10 dirty_low 5)
+	[[ "$(dmsetup table rs)" == *"dirty_high 10 dirty_low 5"* ]] || fail "$(dmsetup table rs)"
+	python3 "$REF" run "$dm" "$shadow" 3000 21
+	[ "$(ssdc_stat rs cleaned)" -gt 0 ] || fail "the cleaner never ran"
+	dm_remove rs
+	dm=$(ssdc_create rs "$origin" "$cache" writeback)
+	python3 "$REF" compare "$dm" "$shadow"
+	dmsetup message rs 0 flush
+	wait_clean rs
+	python3 "$REF" compare "$origin" "$shadow"
+}
+
+@test "writeback: switching to writethrough drains the dirty blocks" {
+	origin=$(nullb_create ms_o 32 fast)
+	cache=$(nullb_create ms_c 16 fast)
+	shadow=$BATS_TEST_TMPDIR/shadow
+	dm=$(ssdc_create ms "$origin" "$cache" writethrough format)
+	python3 "$REF" run "$dm" "$shadow" 300 31
+	dmsetup message ms 0 writeback_idle_ms 0
+	dmsetup message ms 0 mode writeback
+	python3 "$REF" run "$dm" "$shadow" 800 32
+	[ "$(ssdc_stat ms dirty)" -gt 0 ]
+	dmsetup message ms 0 mode writethrough
+	assert_eq writethrough "$(ssdc_stat ms mode)"
+	python3 "$REF" run "$dm" "$shadow" 300 33
+	wait_clean ms
+	python3 "$REF" compare "$dm" "$shadow"
+	python3 "$REF" compare "$origin" "$shadow"
+}
+
+@test "writeback: flush and FUA complete through a commit" {
+	origin=$(nullb_create ff_o 32 fast)
+	cache=$(nullb_create ff_c 16 fast)
+	dm=$(ssdc_create ff "$origin" "$cache" writeback format)
+	c0=$(ssdc_stat ff commits)
+	dd if=/dev/urandom of="$dm" bs=4k count=16 seek=3000 oflag=direct,dsync status=none
+	[ "$(ssdc_stat ff fua_writes)" -gt 0 ] || [ "$(ssdc_stat ff flushes)" -gt 0 ] ||
+		fail "no FUA write or flush went through the cache"
+	f0=$(ssdc_stat ff flushes)
+	dd if=/dev/urandom of="$dm" bs=4k count=16 seek=4000 oflag=direct status=none
+	sync "$dm" 2>/dev/null || blockdev --flushbufs "$dm"
+	[ "$(ssdc_stat ff flushes)" -gt "$f0" ]
+	[ "$(ssdc_stat ff commits)" -gt "$c0" ]
+}
+
+@test "writeback: a sequential read or write never bypasses a dirty block" {
+	origin=$(nullb_create sq_o 32 fast)
+	cache=$(nullb_create sq_c 16 fast)
+	dm=$(ssdc_create sq "$origin" "$cache" writeback format sequential_cutoff 65536 \
+		writeback_idle_ms 0)
+	# Dirty blocks in the middle of what is then read and written whole.
+	dd if=/dev/urandom of="$dm" bs=4k count=4 seek=2600 oflag=direct status=none
+	dd if=/dev/urandom of="$dm" bs=512 count=3 seek=$((2700 * 8 + 1)) oflag=direct status=none
+	want=$(dd if="$dm" bs=1M count=4 skip=9 iflag=direct status=none | md5sum)
+	[ "$(ssdc_stat sq dirty)" -gt 0 ]
+	got=$(dd if="$dm" bs=1M count=4 skip=9 iflag=direct status=none | md5sum)
+	assert_eq "$want" "$got" "sequential read over dirty blocks"
+	[ "$(ssdc_stat sq bypassed_reads)" -gt 0 ]
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=1M count=4 status=none
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=1M seek=9 oflag=direct status=none
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(dd if="$dm" bs=1M count=4 skip=9 iflag=direct status=none | md5sum)" "after a sequential write"
+	dmsetup message sq 0 flush
+	wait_clean sq
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(dd if="$origin" bs=1M count=4 skip=9 iflag=direct status=none | md5sum)" "origin"
+}
+
+@test "writeback: a discard keeps dirty blocks and their data" {
+	origin=$(nullb_create dc_o 32 fast)
+	cache=$(nullb_create dc_c 16 fast)
+	dm=$(ssdc_create dc "$origin" "$cache" writeback format writeback_idle_ms 0)
+	dd if=/dev/urandom of="$dm" bs=4k count=8 seek=2600 oflag=direct status=none
+	want=$(dd if="$dm" bs=4k count=8 skip=2600 iflag=direct status=none | md5sum)
+	blkdiscard -o $((2600 * 4096)) -l $((8 * 4096)) "$dm"
+	assert_eq "$want" "$(dd if="$dm" bs=4k count=8 skip=2600 iflag=direct status=none | md5sum)"
+	dmsetup message dc 0 flush
+	wait_clean dc
+	assert_eq "$want" "$(dd if="$origin" bs=4k count=8 skip=2600 iflag=direct status=none | md5sum)"
+}
+
+@test "writeback: bad tunables are refused and change nothing" {
+	origin=$(nullb_create tu_o 32 fast)
+	cache=$(nullb_create tu_c 16 fast)
+	ssdc_create tu "$origin" "$cache" writeback format >/dev/null
+	! dmsetup message tu 0 dirty_high 101
+	! dmsetup message tu 0 dirty_low 60
+	! dmsetup message tu 0 writeback_yield 2
+	! dmsetup message tu 0 writeback_rate -1
+	assert_eq 50 "$(ssdc_stat tu dirty_high)"
+	assert_eq 25 "$(ssdc_stat tu dirty_low)"
+	dmsetup message tu 0 dirty_low 10
+	dmsetup message tu 0 writeback_rate 1000
+	assert_eq 10 "$(ssdc_stat tu dirty_low)"
+	assert_eq 1000 "$(ssdc_stat tu writeback_rate)"
+	dm_remove tu
+	for bad in "dirty_high 10 dirty_low 20" "dirty_high x" "writeback_rate" "writeback_yield 5"; do
+		run dmsetup create tu --table "0 $(dev_sectors "$origin") ssdcache $origin $cache writeback$(opt_args $bad)"
+		[ "$status" -ne 0 ] || fail "accepted: $bad"
+	done
+}
+
+@test "writeback: the origin sees the dirty blocks sorted and merged" {
+	origin=$(nullb_create so_o 32 fast)
+	logdev=$(nullb_create so_l 128 fast)
+	cache=$(nullb_create so_c 16 fast)
+	lw=$(dm_logwrites_create so_lw "$origin" "$logdev")
+	dm=$(ssdc_create so "$lw" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	# 24 runs of 1 to 8 blocks, written in a shuffled order.
+	python3 - "$dm" <<'PY'
+import mmap, os, random, sys
+rng = random.Random(5)
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+blocks = []
+for r in range(24):
+    first = 2600 + r * 200 + rng.randrange(0, 100)
+    blocks += range(first, first + rng.randint(1, 8))
+rng.shuffle(blocks)
+for b in blocks:
+    buf[:] = os.urandom(4096)
+    os.pwritev(fd, [buf], b * 4096)
+PY
+	want=$(dd if="$dm" bs=1M count=32 iflag=direct status=none | md5sum)
+	dm_logwrites_mark so_lw flush
+	dmsetup message so 0 flush
+	wait_clean so
+	dm_remove so
+	dm_remove so_lw
+	python3 "$SSDCACHE_TOP/tests/lib/logwrites.py" list "$logdev" >"$BATS_TEST_TMPDIR/log"
+	# The writes after the mark, in the order the origin saw them.
+	sed -n '/mark=flush/,$p' "$BATS_TEST_TMPDIR/log" |
+		sed -n 's/^[0-9]* WRITE sector=\([0-9]*\) nr=\([0-9]*\)$/\1 \2/p' >"$BATS_TEST_TMPDIR/w"
+	cat "$BATS_TEST_TMPDIR/w"
+	n=$(wc -l <"$BATS_TEST_TMPDIR/w")
+	[ "$n" -eq 24 ] || fail "$n writes to the origin for 24 runs of adjacent blocks"
+	sort -n -c "$BATS_TEST_TMPDIR/w" || fail "writes to the origin not in LBA order"
+	assert_eq "$want" "$(dd if="$origin" bs=1M count=32 iflag=direct status=none | md5sum)" "origin"
+}

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Crash-consistency workload and checker for a block device.
+
+    crashcheck.py gen DEV STATE OPS SEED [--marker NAME]
+        OPS single-threaded O_DIRECT writes of 1..64 sectors; every sector
+        written carries a stamp (its own number, the write's generation,
+        a crc). Every few writes an fsync, sometimes an O_DSYNC write;
+        once each returns, "dmsetup message NAME 0 mark sN" (with
+        --marker, a dm-log-writes device) records a durability point.
+        STATE keeps every write (logged before it is issued) and every
+        mark, line by line as the run goes, so a run cut short by a power
+        cut leaves a usable STATE.
+
+    crashcheck.py check DEV STATE [--mark M|last]
+        Reads DEV whole and checks every sector of it:
+          - it holds zeros (never written) or a sound stamp of that
+            sector, from a write that was actually made to it;
+          - with --mark, it is not older than what was durable at mark M
+            (every write acknowledged before that fsync or O_DSYNC write).
+        Prints the md5 of what it read (for stability checks).
+
+    crashcheck.py sweep LOG STATE REPLAY COW OSECT CSECT [--every K]
+        For every FLUSH/FUA entry of the dm-log-writes LOG after the mark
+        "formatted": replays the log up to it onto REPLAY, puts a
+        non-persistent dm-snapshot (COW on COW) over it, loads ssdcache
+        on two slices of the snapshot (origin OSECT sectors, then cache
+        CSECT sectors), and checks contract points 1 and 2 through it
+        against the last mark before the entry. Every K-th point also
+        writes everything back ("flush"), detaches, and checks that the
+        origin alone reads the same (point 3). Prints the number of crash
+        points checked.
+
+Exit status 1 on the first violation, with what and where.
+"""
+import argparse
+import hashlib
+import mmap
+import os
+import random
+import subprocess
+import sys
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import logwrites  # noqa: E402
+
+SECTOR = 512
+MAGIC = b"SSDCRASH"
+
+
+def stamp(sector, gen):
+    head = MAGIC + sector.to_bytes(8, "little") + gen.to_bytes(8, "little")
+    rnd = random.Random(sector * 1000003 + gen).randbytes(SECTOR - len(head) - 4)
+    body = head + rnd
+    return body + zlib.crc32(body).to_bytes(4, "little")
+
+
+def parse(sector, data):
+    """The generation in a sector's data: 0 for zeros, None if unsound."""
+    if data == bytes(SECTOR):
+        return 0
+    if data[:8] != MAGIC or zlib.crc32(data[:-4]).to_bytes(4, "little") != data[-4:]:
+        return None
+    if int.from_bytes(data[8:16], "little") != sector:
+        return None
+    return int.from_bytes(data[16:24], "little")
+
+
+def dev_size(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    finally:
+        os.close(fd)
+
+
+def gen(a):
+    rng = random.Random(a.seed)
+    fd = os.open(a.dev, os.O_RDWR | os.O_DIRECT)
+    nsect = dev_size(a.dev) // SECTOR
+    # Most I/O in a hot 2 MiB so that blocks are rewritten, some anywhere.
+    hot = min(nsect, 4096)
+    buf = mmap.mmap(-1, 64 * SECTOR)
+    st = open(a.state, "w")
+    st.write(f"S {nsect}\n")
+    nmark = 0
+
+    def mark():
+        nonlocal nmark
+        name = f"s{nmark}"
+        nmark += 1
+        if a.marker:
+            subprocess.run(["dmsetup", "message", a.marker, "0", "mark", name], check=True)
+        st.write(f"M {name}\n")
+        st.flush()
+
+    for g in range(1, a.ops + 1):
+        n = rng.choice([8, 8, 8, 16, 32, 64, 1, 3])
+        span = hot if rng.random() < 0.8 else nsect
+        if n % 8 == 0:
+            start = rng.randrange(0, (span - n) // 8 + 1) * 8
+        else:
+            start = rng.randrange(0, span - n + 1)
+        for i in range(n):
+            buf[i * SECTOR:(i + 1) * SECTOR] = stamp(start + i, g)
+        flags = os.RWF_DSYNC if rng.random() < 0.05 else 0
+        st.write(f"W {g} {start} {n}\n")
+        st.flush()
+        if os.pwritev(fd, [memoryview(buf)[:n * SECTOR]], start * SECTOR, flags) != n * SECTOR:
+            raise OSError(f"short write at sector {start}")
+        if flags:
+            mark()
+        elif rng.random() < 0.25:
+            os.fsync(fd)
+            mark()
+    os.fsync(fd)
+    mark()
+    os.close(fd)
+    st.close()
+    print(f"crashcheck: {a.ops} writes, {nmark} durability marks")
+    return 0
+
+
+class Model:
+    """The writes and marks of a STATE file."""
+
+    def __init__(self, path):
+        self.nsect = 0
+        self.ops = []
+        self.marks = {}
+        self.last_mark = None
+        with open(path) as f:
+            for line in f:
+                w = line.split()
+                if not w:
+                    continue
+                if w[0] == "S":
+                    self.nsect = int(w[1])
+                elif w[0] == "W" and len(w) == 4:
+                    self.ops.append((int(w[1]), int(w[2]), int(w[3])))
+                elif w[0] == "M" and len(w) == 2:
+                    # Every write logged before the mark had returned.
+                    self.marks[w[1]] = len(self.ops)
+                    self.last_mark = w[1]
+        self.written = {}
+        for g, start, n in self.ops:
+            for s in range(start, start + n):
+                self.written.setdefault(s, set()).add(g)
+        self._durable = {}
+
+    def durable(self, mark):
+        if mark is None:
+            return {}
+        if mark not in self._durable:
+            d = {}
+            for g, start, n in self.ops[:self.marks[mark]]:
+                for s in range(start, start + n):
+                    d[s] = g
+            self._durable = {mark: d}
+        return self._durable[mark]
+
+
+def read_image(path, nsect):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, 1 << 20)
+    out = bytearray()
+    try:
+        for off in range(0, nsect * SECTOR, 1 << 20):
+            n = min(1 << 20, nsect * SECTOR - off)
+            view = memoryview(buf)[:n]
+            if os.preadv(fd, [view], off) != n:
+                raise OSError(f"short read at {off}")
+            out += view
+    finally:
+        os.close(fd)
+    return bytes(out)
+
+
+def verify(image, model, mark):
+    """None if the image keeps the contract, else what breaks it."""
+    durable = model.durable(mark)
+    zero = bytes(SECTOR)
+    for s in range(model.nsect):
+        data = image[s * SECTOR:(s + 1) * SECTOR]
+        if data == zero and s not in durable:
+            continue
+        g = parse(s, data)
+        if g is None:
+            return f"sector {s}: garbage (not zeros, not a sound stamp of this sector)"
+        if g and g not in model.written.get(s, ()):
+            return f"sector {s}: generation {g} was never written there"
+        if g < durable.get(s, 0):
+            return (f"sector {s}: generation {g} is older than {durable[s]}, "
+                    f"durable since mark {mark}")
+    return None
+
+
+def check(a):
+    model = Model(a.state)
+    mark = model.last_mark if a.mark == "last" else a.mark
+    image = read_image(a.dev, model.nsect)
+    bad = verify(image, model, mark)
+    if bad:
+        print(f"crashcheck: {a.dev}: {bad}", file=sys.stderr)
+        return 1
+    print(hashlib.md5(image).hexdigest())
+    return 0
+
+
+# udevd is stopped during a sweep: its probes of every new device cost
+# more than the checks under TCG, and events queued while it was paused
+# would keep it busy long after. dmsetup makes the nodes and does not wait.
+DMSETUP = ["dmsetup", "--noudevrules", "--noudevsync"]
+
+
+def dm(*args, ok=True):
+    r = subprocess.run([*DMSETUP, *args], capture_output=True, text=True)
+    if ok and r.returncode:
+        raise RuntimeError(f"dmsetup {' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def dm_node(name):
+    """The devtmpfs node (/dev/dm-N) of device-mapper device NAME, or None."""
+    for k in os.listdir("/sys/block"):
+        try:
+            with open(f"/sys/block/{k}/dm/name") as f:
+                if f.read().strip() == name:
+                    return f"/dev/{k}"
+        except OSError:
+            pass
+    return None
+
+
+def dm_create(name, table):
+    """Creates a device; returns its node."""
+    dm("create", name, "--table", table)
+    for _ in range(200):
+        path = dm_node(name)
+        if path and os.path.exists(path):
+            return path
+        time.sleep(0.02)
+    raise RuntimeError(f"{name}: no device node")
+
+
+def dm_remove(*names):
+    live = [n for n in names if dm_node(n)]
+    if live:
+        dm("remove", "--retry", *live)
+
+
+def status_field(name, idx):
+    return dm("status", name).stdout.split()[idx]
+
+
+def udevd_pids():
+    r = subprocess.run(["pgrep", "-x", "systemd-udevd"], capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+def sweep(a):
+    subprocess.run(["udevadm", "settle"], check=False)
+    cmdlines = []
+    for pid in udevd_pids():
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdlines.append([w.decode() for w in f.read().split(b"\0") if w])
+        os.kill(pid, 15)
+    for _ in range(100):
+        if not udevd_pids():
+            break
+        time.sleep(0.05)
+    try:
+        return sweep_points(a)
+    finally:
+        for cmd in cmdlines:
+            if "--daemon" not in cmd:
+                cmd.append("--daemon")
+            subprocess.run(cmd, check=False)
+        subprocess.run(["udevadm", "settle"], check=False)
+
+
+def sweep_points(a):
+    model = Model(a.state)
+    with open(a.log, "rb") as logf:
+        sectorsize, entries = logwrites.read_log(logf)
+        start = logwrites.find_mark(entries, "formatted")
+        points = [p for p in logwrites.crash_points(entries) if p > start]
+        marks = [(e.index, e.mark) for e in entries if e.flags & logwrites.MARK]
+        total = a.osect + a.csect
+        done = 0
+        replayed = -1
+        for k, p in enumerate(points):
+            logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
+            replayed = p
+            last = [m for i, m in marks if i < p and m in model.marks]
+            mark = last[-1] if last else None
+            names = ["cc_cache", "cc_c", "cc_o", "cc_snap"]
+            try:
+                snap = dm_create("cc_snap", f"0 {total} snapshot {a.replay} {a.cow} N 8")
+                o = dm_create("cc_o", f"0 {a.osect} linear {snap} 0")
+                c = dm_create("cc_c", f"0 {a.csect} linear {snap} {a.osect}")
+                try:
+                    dev = dm_create("cc_cache", f"0 {a.osect} ssdcache {o} {c} writeback")
+                except RuntimeError as e:
+                    print(f"crashcheck: entry {p}: the cache does not load: {e}",
+                          file=sys.stderr)
+                    return 1
+                image = read_image(dev, model.nsect)
+                bad = verify(image, model, mark)
+                if bad:
+                    print(f"crashcheck: crash at log entry {p} (last mark {mark}): {bad}",
+                          file=sys.stderr)
+                    return 1
+                if read_image(dev, model.nsect) != image:
+                    print(f"crashcheck: entry {p}: two reads differ", file=sys.stderr)
+                    return 1
+                if a.every and k % a.every == 0:
+                    dm("message", "cc_cache", "0", "flush")
+                    for _ in range(6000):
+                        if status_field("cc_cache", 7) == "0":
+                            break
+                        time.sleep(0.05)
+                    else:
+                        print(f"crashcheck: entry {p}: flush did not finish", file=sys.stderr)
+                        return 1
+                    dm_remove("cc_cache")
+                    if read_image(o, model.nsect) != image:
+                        print(f"crashcheck: entry {p}: the origin after writeback differs "
+                              "from what the cache served", file=sys.stderr)
+                        return 1
+                done += 1
+            finally:
+                dm_remove(*names)
+    print(f"crashcheck: {done} crash points checked")
+    return 0
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("gen")
+    g.add_argument("dev")
+    g.add_argument("state")
+    g.add_argument("ops", type=int)
+    g.add_argument("seed", type=int)
+    g.add_argument("--marker")
+    c = sub.add_parser("check")
+    c.add_argument("dev")
+    c.add_argument("state")
+    c.add_argument("--mark")
+    s = sub.add_parser("sweep")
+    for n in ("log", "state", "replay", "cow"):
+        s.add_argument(n)
+    s.add_argument("osect", type=int)
+    s.add_argument("csect", type=int)
+    s.add_argument("--every", type=int, default=0)
+    a = p.parse_args(argv)
+    return {"gen": gen, "check": check, "sweep": sweep}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
