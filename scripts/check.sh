@@ -81,10 +81,13 @@ step "[host] checkpatch --strict: module and format header" scripts/checkpatch.s
 bats --tap tests/host >"$res/host.tap" 2>&1
 ingest "[host]" "$res/host.tap"
 
-for k in $kernels; do
+# vm_checks KERNEL: the guest suites, the reboot test and the harness
+# self-test of one kernel, each in its own VM boot.
+vm_checks() {
+	local k=$1 h rc
 	if [ ! -f "build/$k/dm-ssdcache.ko" ]; then
 		record FAIL "[$k] guest suites: no module was built"
-		continue
+		return
 	fi
 	echo "check: booting $k for the guest suites"
 	# shellcheck disable=SC2086
@@ -98,6 +101,20 @@ for k in $kernels; do
 		record FAIL "[$k] harness: $(echo $h)"
 		tail -n 80 "$res/vm-$k.err" | sed 's/^/    /'
 	fi
+
+	echo "check: booting $k twice: warm restart across a reboot"
+	mkdir -p "$res/reboot-$k/disks"
+	# Both boots share one results directory: the disks live there.
+	if scripts/vm-run -k "$k" -o "$res/reboot-$k" -- \
+		tests/vm/reboot.sh write "$res/reboot-$k/disks" >"$res/reboot-$k.out" 2>&1 &&
+		scripts/vm-run -k "$k" -o "$res/reboot-$k" -- \
+		tests/vm/reboot.sh verify "$res/reboot-$k/disks" >>"$res/reboot-$k.out" 2>&1; then
+		record PASS "[$k] reboot: write-back cache comes back warm and exact after a reboot"
+	else
+		record FAIL "[$k] reboot: write-back cache after a reboot"
+		tail -n 40 "$res/reboot-$k.out" | sed 's/^/    /'
+	fi
+	rm -f "$res/reboot-$k/disks/"*.img
 
 	if [ -f "build/$k-selftest/dm-ssdcache.ko" ]; then
 		echo "check: booting $k for the harness self-test"
@@ -120,6 +137,24 @@ for k in $kernels; do
 	else
 		record FAIL "[$k] harness self-test: no selftest module was built"
 	fi
-done
+}
+
+# The kernels' VMs run side by side when there are CPUs for it (each VM is
+# one single-threaded TCG process); each writes its own results, merged
+# in order afterwards.
+if [ "$(nproc)" -ge 2 ] && [ "$(echo $kernels | wc -w)" -ge 2 ]; then
+	for k in $kernels; do
+		(results=$res/results-$k.txt; : >"$results"; vm_checks "$k") >"$res/vm-checks-$k.log" 2>&1 &
+	done
+	wait
+	for k in $kernels; do
+		cat "$res/vm-checks-$k.log"
+		cat "$res/results-$k.txt" >>"$results"
+	done
+else
+	for k in $kernels; do
+		vm_checks "$k"
+	done
+fi
 
 summary
