@@ -142,6 +142,9 @@ static void mark_pages(struct ssdcache *sc, u64 slot)
 
 	set_bit(pg, sc->dirty_pages);
 	set_bit(pg, sc->ckpt_pages);
+	/* Enough waits for a commit: do not let it grow until the timer. */
+	if (atomic_inc_return(&sc->changes) == SSDC_COMMIT_RECORDS)
+		ssdc_meta_kick(sc, 0);
 }
 
 void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v)
@@ -188,6 +191,7 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
 static void update_unsynced(struct ssdcache *sc, u64 slot, u64 v)
 {
 	mark_pages(sc, slot);
+	/* Pairs with the smp_mb() after the epoch bump in ssdc_meta_commit(). */
 	smp_mb__after_atomic();
 	v = (v & ~SSDC_SF_PARITY) | SSDC_SF_UNSYNCED | SSDC_SF_CHANGED;
 	if (READ_ONCE(sc->sync_epoch) & 1)

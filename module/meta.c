@@ -22,8 +22,8 @@
  *
  * Flushes and FUA writes wait in sc->waiters and complete after the next
  * commit. Commits run on the instance's ordered workqueue: at once when a
- * bio waits, soon after evictions, and every SSDC_COMMIT_INTERVAL_MS
- * while UNSYNCED slots wait.
+ * bio waits or SSDC_COMMIT_RECORDS changes wait, soon after evictions,
+ * and every SSDC_COMMIT_INTERVAL_MS while UNSYNCED slots wait.
  */
 #include <linux/bitmap.h>
 #include <linux/blkdev.h>
@@ -556,6 +556,7 @@ int ssdc_meta_commit(struct ssdcache *sc)
 		if (r)
 			goto fail;
 	}
+	atomic_set(&sc->changes, 0);
 	r = journal_changes(sc, &jb, written);
 	if (r)
 		goto fail;

@@ -20,6 +20,7 @@
 #define SSDC_DEFAULT_BLOCK_SIZE		4096U
 #define SSDC_DEFAULT_SEQ_CUTOFF		(4U << 20)	/* bytes */
 #define SSDC_COMMIT_INTERVAL_MS		1000
+#define SSDC_COMMIT_RECORDS		4096	/* changes that start a commit */
 #define SSDC_EVICT_COMMIT_DELAY_MS	20
 #define SSDC_SEQ_STREAMS		16
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
@@ -161,6 +162,7 @@ struct ssdcache {
 	struct bio_list deferred;	/* writes waiting for the next commit */
 	struct bio_list waiters;	/* flushes and FUA writes to complete */
 	bool valid_pending;		/* UNSYNCED slots: flush both devices */
+	atomic_t changes;		/* slot changes since the last commit */
 	unsigned long sync_epoch;	/* bumped before each flush */
 	struct page **commit_buf;	/* page buffers for one batch */
 	u64 j_blocks;			/* journal ring size */

@@ -29,7 +29,7 @@ fs_cycle() {
 	local fs=$1 mode=$2 size=$3 check
 	origin=$(nullb_create fs_o "$size" fast)
 	cache=$(nullb_create fs_c 16 fast)
-	dm=$(ssdc_create fsc "$origin" "$cache" "$mode" format)
+	dm=$(ssdc_create fsc "$origin" "$cache" "$mode" format writeback_idle_ms 0 dirty_high 100)
 	case $fs in
 	ext4) mkfs.ext4 -q -F "$dm"; check=(e2fsck -fn) ;;
 	xfs) mkfs.xfs -q -f "$dm"; check=(xfs_repair -n) ;;
@@ -41,6 +41,15 @@ fs_cycle() {
 	mount "$dm" "$mnt"
 	fio_files --verify_only
 	umount "$mnt"
+	if [ "$mode" = writeback ]; then
+		# Dirty blocks come back with a reload; then write them back.
+		[ "$(ssdc_stat fsc dirty)" -gt 0 ] || fail "no dirty block"
+		dm_remove fsc
+		dm=$(ssdc_create fsc "$origin" "$cache" "$mode")
+		"${check[@]}" "$dm"
+		dmsetup message fsc 0 flush
+		wait_clean fsc
+	fi
 	dm_remove fsc
 	# The origin alone: a clean filesystem with the same files.
 	"${check[@]}" "$origin"
@@ -56,6 +65,14 @@ fs_cycle() {
 
 @test "fs: ext4 on writearound" {
 	fs_cycle ext4 writearound 128
+}
+
+@test "fs: ext4 on writeback" {
+	fs_cycle ext4 writeback 128
+}
+
+@test "fs: xfs on writeback" {
+	fs_cycle xfs writeback 320
 }
 
 @test "fs: xfs on writethrough" {
