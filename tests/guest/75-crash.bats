@@ -29,7 +29,7 @@ crash_sweep() {
 	o=$(dm_linear_create cs_o "$lw" 0 $osect)
 	c=$(dm_linear_create cs_c "$lw" $osect $csect)
 	echo "crash_sweep: cache" >/dev/kmsg
-	dm=$(ssdc_create cs "$o" "$c" writeback format "$@")
+	dm=$(ssdc_create cs "$o" "$c" writeback format origin_id crashcheck "$@")
 	dm_logwrites_mark cs_lw formatted
 	python3 "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw
 	if [ "$then" != none ]; then
@@ -42,14 +42,16 @@ crash_sweep() {
 	dm_remove cs_lw
 	replay=$(nullb_create cs_r 12 fast)
 	cow=$(nullb_create cs_w 64 fast)
+	loadlog=$(nullb_create cs_ll 64 fast)
 	modprobe dm-snapshot
 	run python3 "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
-		$osect $csect --every 10
+		$osect $csect --every 10 --load-log "$loadlog"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^crashcheck: \([0-9]*\) crash points checked$/\1/p')
 	[ "${n:-0}" -ge 100 ] || fail "only ${n:-0} crash points"
 	echo "# $n crash points checked" >&3
+	echo "$output" | grep 'during recovery checked' | sed 's/^crashcheck: /# /' >&3
 }
 
 @test "crash: every flush point of a write-back workload, then a switch to writethrough" {

@@ -20,16 +20,18 @@
             (every write acknowledged before that fsync or O_DSYNC write).
         Prints the md5 of what it read (for stability checks).
 
-    crashcheck.py sweep LOG STATE REPLAY COW OSECT CSECT [--every K]
+    crashcheck.py sweep LOG STATE REPLAY COW OSECT CSECT [--every K] [--load-log DEV]
         For every FLUSH/FUA entry of the dm-log-writes LOG after the mark
         "formatted": replays the log up to it onto REPLAY, puts a
         non-persistent dm-snapshot (COW on COW) over it, loads ssdcache
         on two slices of the snapshot (origin OSECT sectors, then cache
-        CSECT sectors), and checks contract points 1 and 2 through it
+        CSECT sectors; formatted with origin_id "crashcheck"), and checks contract points 1 and 2 through it
         against the last mark before the entry. Every K-th point also
         writes everything back ("flush"), detaches, and checks that the
-        origin alone reads the same (point 3). Prints the number of crash
-        points checked.
+        origin alone reads the same (point 3). With --load-log DEV, at two
+        crash states the writes of recovery itself are logged on DEV and
+        the cache is loaded again after every prefix of them (a crash
+        during recovery). Prints the number of crash points checked.
 
 Exit status 1 on the first violation, with what and where.
 """
@@ -281,6 +283,58 @@ def sweep(a):
         subprocess.run(["udevadm", "settle"], check=False)
 
 
+def load_at(name, a, base, model, mark, prefix=None):
+    """Loads the cache on a snapshot of BASE (after applying PREFIX, a
+    (log file, sectorsize, entries, last) of writes to replay onto the
+    snapshot first) and checks it; returns None or what is wrong."""
+    total = a.osect + a.csect
+    names = [f"{name}_cache", f"{name}_c", f"{name}_o", f"{name}_snap"]
+    try:
+        snap = dm_create(names[3], f"0 {total} snapshot {base} {a.cow} N 8")
+        if prefix:
+            f, ss, entries, last = prefix
+            logwrites.replay(f, ss, entries, snap, 0, last)
+        o = dm_create(names[2], f"0 {a.osect} linear {snap} 0")
+        c = dm_create(names[1], f"0 {a.csect} linear {snap} {a.osect}")
+        try:
+            dev = dm_create(names[0], f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
+        except RuntimeError as e:
+            return f"the cache does not load: {e}"
+        return verify(read_image(dev, model.nsect), model, mark)
+    finally:
+        dm_remove(*names)
+
+
+def load_crash(a, model, mark):
+    """A crash during recovery: logs the writes of loading (and removing)
+    the cache on the crash state now on a.replay, then loads it again on
+    that state plus every prefix of those writes. Returns the number of
+    states checked, or -1."""
+    total = a.osect + a.csect
+    names = ["lc_cache", "lc_c", "lc_o", "lc_lw", "lc_snap"]
+    try:
+        snap = dm_create("lc_snap", f"0 {total} snapshot {a.replay} {a.cow} N 8")
+        lw = dm_create("lc_lw", f"0 {total} log-writes {snap} {a.load_log}")
+        o = dm_create("lc_o", f"0 {a.osect} linear {lw} 0")
+        c = dm_create("lc_c", f"0 {a.csect} linear {lw} {a.osect}")
+        dm_create("lc_cache", f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
+    finally:
+        dm_remove(*names)
+    n = 0
+    with open(a.load_log, "rb") as f:
+        ss, entries = logwrites.read_log(f)
+        writes = [e.index for e in entries if e.nr_sectors and not e.flags & logwrites.MARK]
+        for last in [None] + writes:
+            bad = load_at("lc", a, a.replay, model, mark,
+                          None if last is None else (f, ss, entries, last))
+            if bad:
+                print(f"crashcheck: crash during recovery, after {last} of its writes: {bad}",
+                      file=sys.stderr)
+                return -1
+            n += 1
+    return n
+
+
 def sweep_points(a):
     model = Model(a.state)
     with open(a.log, "rb") as logf:
@@ -291,6 +345,7 @@ def sweep_points(a):
         total = a.osect + a.csect
         done = 0
         replayed = -1
+        load_points = {len(points) // 2, len(points) - 1} if a.load_log else set()
         for k, p in enumerate(points):
             logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
             replayed = p
@@ -302,7 +357,7 @@ def sweep_points(a):
                 o = dm_create("cc_o", f"0 {a.osect} linear {snap} 0")
                 c = dm_create("cc_c", f"0 {a.csect} linear {snap} {a.osect}")
                 try:
-                    dev = dm_create("cc_cache", f"0 {a.osect} ssdcache {o} {c} writeback")
+                    dev = dm_create("cc_cache", f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
                 except RuntimeError as e:
                     print(f"crashcheck: entry {p}: the cache does not load: {e}",
                           file=sys.stderr)
@@ -333,6 +388,11 @@ def sweep_points(a):
                 done += 1
             finally:
                 dm_remove(*names)
+            if k in load_points:
+                n = load_crash(a, model, mark)
+                if n < 0:
+                    return 1
+                print(f"crashcheck: crash state {p}: {n} crash points during recovery checked")
     print(f"crashcheck: {done} crash points checked")
     return 0
 
@@ -356,6 +416,7 @@ def main(argv):
     s.add_argument("osect", type=int)
     s.add_argument("csect", type=int)
     s.add_argument("--every", type=int, default=0)
+    s.add_argument("--load-log", help="a log device: also crash during recovery")
     a = p.parse_args(argv)
     return {"gen": gen, "check": check, "sweep": sweep}[a.cmd](a)
 
