@@ -21,7 +21,7 @@
 
 #include "ssdcache.h"
 
-#define SSDC_MAP_BATCH	32	/* as in meta.c */
+#define JOURNAL_WRITE	(REQ_OP_WRITE | REQ_SYNC | REQ_FUA)
 
 static sector_t jblock_sector(struct ssdcache *sc, u64 blk)
 {
@@ -62,22 +62,6 @@ static void fill_header(struct ssdcache *sc, void *buf, unsigned int index,
 	h->csum = cpu_to_le32(ssdc_csum(buf, SSDCACHE_META_BLOCK_SIZE, &h->csum));
 }
 
-/* Writes @n blocks from commit_buf[first..] at journal block @blk. */
-static int write_run(struct ssdcache *sc, u64 blk, unsigned int first, unsigned int n)
-{
-	struct bio *bio;
-	unsigned int i;
-	int r;
-
-	bio = bio_alloc(sc->cache->bdev, n, REQ_OP_WRITE | REQ_SYNC | REQ_FUA, GFP_NOIO);
-	bio->bi_iter.bi_sector = jblock_sector(sc, blk);
-	for (i = 0; i < n; i++)
-		__bio_add_page(bio, sc->commit_buf[first + i], SSDCACHE_META_BLOCK_SIZE, 0);
-	r = submit_bio_wait(bio);
-	bio_put(bio);
-	return r;
-}
-
 /*
  * Appends commit_buf[0..blocks) as one commit; the last block holds
  * @last_records records, the others full. Checkpoints first if the ring
@@ -97,9 +81,9 @@ int ssdc_journal_write(struct ssdcache *sc, unsigned int blocks,
 		fill_header(sc, page_address(sc->commit_buf[i]), i, blocks,
 			    i == blocks - 1 ? last_records : SSDCACHE_JOURNAL_RECORDS);
 	n1 = min_t(u64, blocks, sc->j_blocks - sc->j_head);
-	r = write_run(sc, sc->j_head, 0, n1);
+	r = ssdc_rw_bufs(sc, jblock_sector(sc, sc->j_head), 0, n1, JOURNAL_WRITE);
 	if (!r && n1 < blocks)
-		r = write_run(sc, 0, n1, blocks - n1);
+		r = ssdc_rw_bufs(sc, jblock_sector(sc, 0), n1, blocks - n1, JOURNAL_WRITE);
 	if (r)
 		return r;
 	sc->j_head = (sc->j_head + blocks) % sc->j_blocks;
@@ -127,20 +111,6 @@ static bool jblock_ok(struct ssdcache *sc, void *buf, u64 seq, unsigned int inde
 	return true;
 }
 
-/* Reads journal block @blk into commit_buf[@idx]. */
-static int read_jblock(struct ssdcache *sc, u64 blk, unsigned int idx)
-{
-	struct bio *bio;
-	int r;
-
-	bio = bio_alloc(sc->cache->bdev, 1, REQ_OP_READ, GFP_NOIO);
-	bio->bi_iter.bi_sector = jblock_sector(sc, blk % sc->j_blocks);
-	__bio_add_page(bio, sc->commit_buf[idx], SSDCACHE_META_BLOCK_SIZE, 0);
-	r = submit_bio_wait(bio);
-	bio_put(bio);
-	return r;
-}
-
 /*
  * Reads the commit @seq at @pos into commit_buf. Returns its length in
  * blocks, 0 if there is none (the end of the journal), or an error.
@@ -151,7 +121,8 @@ static int read_commit(struct ssdcache *sc, u64 pos, u64 seq)
 	int r;
 
 	for (i = 0; i == 0 || i < count; i++) {
-		r = read_jblock(sc, pos + i, i);
+		r = ssdc_rw_bufs(sc, jblock_sector(sc, (pos + i) % sc->j_blocks), i, 1,
+				 REQ_OP_READ);
 		if (r)
 			return r;
 		if (!jblock_ok(sc, page_address(sc->commit_buf[i]), seq, i, &count))
@@ -230,8 +201,7 @@ static int write_ckpt_pages(struct ssdcache *sc, const u64 *pgs, unsigned int n)
 		unsigned int copy = !test_bit(pgs[i], sc->map_cur);
 		struct bio *bio = bio_alloc(sc->cache->bdev, 1, REQ_OP_WRITE, GFP_NOIO);
 
-		bio->bi_iter.bi_sector = sc->map_start +
-			(copy * sc->map_pages + pgs[i]) * SSDCACHE_META_BLOCK_SECTORS;
+		bio->bi_iter.bi_sector = ssdc_copy_sector(sc, pgs[i], copy);
 		__bio_add_page(bio, sc->commit_buf[i], SSDCACHE_META_BLOCK_SIZE, 0);
 		if (parent) {
 			/* The parent completes last and reports any error. */

@@ -32,9 +32,7 @@
 
 #include "ssdcache.h"
 
-#define SSDC_MAP_BATCH	32	/* metadata blocks per bio */
-
-static sector_t copy_sector(struct ssdcache *sc, u64 pg, unsigned int copy)
+sector_t ssdc_copy_sector(struct ssdcache *sc, u64 pg, unsigned int copy)
 {
 	return sc->map_start + (copy * sc->map_pages + pg) * SSDCACHE_META_BLOCK_SECTORS;
 }
@@ -65,8 +63,8 @@ u64 ssdc_durable_entry(u64 v)
 }
 
 /* Reads or writes @n metadata blocks at @sector from commit_buf[first..]. */
-static int rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
-		   unsigned int n, blk_opf_t opf)
+int ssdc_rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
+		 unsigned int n, blk_opf_t opf)
 {
 	struct bio *bio;
 	unsigned int i;
@@ -79,11 +77,6 @@ static int rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
 	r = submit_bio_wait(bio);
 	bio_put(bio);
 	return r;
-}
-
-int ssdc_rw_pages(struct ssdcache *sc, sector_t sector, unsigned int n, blk_opf_t opf)
-{
-	return rw_bufs(sc, sector, 0, n, opf);
 }
 
 int ssdc_meta_format(struct ssdcache *sc)
@@ -99,7 +92,7 @@ int ssdc_meta_format(struct ssdcache *sc)
 
 		for (i = 0; i < n; i++)
 			ssdc_build_page(sc, pg + i, page_address(sc->commit_buf[i]), 0, true);
-		r = ssdc_rw_pages(sc, copy_sector(sc, pg, 0), n, REQ_OP_WRITE);
+		r = ssdc_rw_bufs(sc, ssdc_copy_sector(sc, pg, 0), 0, n, REQ_OP_WRITE);
 		if (r)
 			return r;
 		pg += n;
@@ -186,9 +179,10 @@ static int load_pages(struct ssdcache *sc, u64 pg, unsigned int n, u64 *torn,
 	unsigned int i;
 	int r;
 
-	r = rw_bufs(sc, copy_sector(sc, pg, 0), 0, n, REQ_OP_READ);
+	r = ssdc_rw_bufs(sc, ssdc_copy_sector(sc, pg, 0), 0, n, REQ_OP_READ);
 	if (!r)
-		r = rw_bufs(sc, copy_sector(sc, pg, 1), SSDC_MAP_BATCH / 2, n, REQ_OP_READ);
+		r = ssdc_rw_bufs(sc, ssdc_copy_sector(sc, pg, 1), SSDC_MAP_BATCH / 2, n,
+				 REQ_OP_READ);
 	if (r) {
 		*error = "Cannot read the block map";
 		return r;
@@ -287,26 +281,27 @@ void ssdc_meta_kick(struct ssdcache *sc, unsigned long delay_ms)
 		queue_delayed_work(sc->wq, &sc->commit_work, msecs_to_jiffies(delay_ms));
 }
 
-/* Parks a write until the next commit is durable, then issues it. */
-void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio)
+/* Queues @bio on @list for the next commit, and asks for it now. */
+static void park(struct ssdcache *sc, struct bio_list *list, struct bio *bio)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&sc->defer_lock, flags);
-	bio_list_add(&sc->deferred, bio);
+	bio_list_add(list, bio);
 	spin_unlock_irqrestore(&sc->defer_lock, flags);
 	ssdc_meta_kick(sc, 0);
+}
+
+/* Parks a write until the next commit is durable, then issues it. */
+void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio)
+{
+	park(sc, &sc->deferred, bio);
 }
 
 /* Completes @bio (a flush, or a FUA write that is done) after the next commit. */
 void ssdc_meta_wait(struct ssdcache *sc, struct bio *bio)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&sc->defer_lock, flags);
-	bio_list_add(&sc->waiters, bio);
-	spin_unlock_irqrestore(&sc->defer_lock, flags);
-	ssdc_meta_kick(sc, 0);
+	park(sc, &sc->waiters, bio);
 }
 
 /*
@@ -589,10 +584,36 @@ static void commit_fn(struct work_struct *work)
 		ssdc_meta_kick(sc, SSDC_COMMIT_INTERVAL_MS);
 }
 
-int ssdc_meta_init(struct ssdcache *sc)
+/* An array of @n pages; NULL if any allocation fails. */
+struct page **ssdc_alloc_pages(unsigned int n)
+{
+	struct page **pages = kcalloc(n, sizeof(*pages), GFP_KERNEL);
+	unsigned int i;
+
+	for (i = 0; pages && i < n; i++) {
+		pages[i] = alloc_page(GFP_KERNEL);
+		if (!pages[i]) {
+			ssdc_free_pages(pages, n);
+			return NULL;
+		}
+	}
+	return pages;
+}
+
+void ssdc_free_pages(struct page **pages, unsigned int n)
 {
 	unsigned int i;
 
+	if (!pages)
+		return;
+	for (i = 0; i < n; i++)
+		if (pages[i])
+			__free_page(pages[i]);
+	kfree(pages);
+}
+
+int ssdc_meta_init(struct ssdcache *sc)
+{
 	if (sc->wq)
 		return 0;
 	mutex_init(&sc->commit_lock);
@@ -600,38 +621,25 @@ int ssdc_meta_init(struct ssdcache *sc)
 	bio_list_init(&sc->deferred);
 	bio_list_init(&sc->waiters);
 	INIT_DELAYED_WORK(&sc->commit_work, commit_fn);
-	sc->commit_buf = kcalloc(SSDC_MAP_BATCH, sizeof(*sc->commit_buf), GFP_KERNEL);
+	sc->commit_buf = ssdc_alloc_pages(SSDC_MAP_BATCH);
 	if (!sc->commit_buf)
 		return -ENOMEM;
-	for (i = 0; i < SSDC_MAP_BATCH; i++) {
-		sc->commit_buf[i] = alloc_page(GFP_KERNEL);
-		if (!sc->commit_buf[i])
-			goto fail;
-	}
 	sc->wq = alloc_ordered_workqueue("ssdcache-%s", WQ_MEM_RECLAIM,
 					 ssdcache_name(sc));
-	if (!sc->wq)
-		goto fail;
+	if (!sc->wq) {
+		ssdc_meta_exit(sc);
+		return -ENOMEM;
+	}
 	return 0;
-fail:
-	ssdc_meta_exit(sc);
-	return -ENOMEM;
 }
 
 void ssdc_meta_exit(struct ssdcache *sc)
 {
-	unsigned int i;
-
 	if (sc->wq) {
 		cancel_delayed_work_sync(&sc->commit_work);
 		destroy_workqueue(sc->wq);
 		sc->wq = NULL;
 	}
-	if (sc->commit_buf) {
-		for (i = 0; i < SSDC_MAP_BATCH; i++)
-			if (sc->commit_buf[i])
-				__free_page(sc->commit_buf[i]);
-		kfree(sc->commit_buf);
-		sc->commit_buf = NULL;
-	}
+	ssdc_free_pages(sc->commit_buf, SSDC_MAP_BATCH);
+	sc->commit_buf = NULL;
 }

@@ -23,6 +23,7 @@
 #define SSDC_COMMIT_RECORDS		4096	/* changes that start a commit */
 #define SSDC_EVICT_COMMIT_DELAY_MS	20
 #define SSDC_SEQ_STREAMS		16
+#define SSDC_MAP_BATCH			32	/* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 
@@ -349,8 +350,11 @@ void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio);
 void ssdc_meta_wait(struct ssdcache *sc, struct bio *bio);
 void ssdc_meta_kick(struct ssdcache *sc, unsigned long delay_ms);
 int ssdc_meta_commit(struct ssdcache *sc);
-int ssdc_rw_pages(struct ssdcache *sc, sector_t sector, unsigned int n,
-		  blk_opf_t opf);
+int ssdc_rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
+		 unsigned int n, blk_opf_t opf);
+sector_t ssdc_copy_sector(struct ssdcache *sc, u64 pg, unsigned int copy);
+struct page **ssdc_alloc_pages(unsigned int n);
+void ssdc_free_pages(struct page **pages, unsigned int n);
 u64 ssdc_durable_entry(u64 v);
 const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e);

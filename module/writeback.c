@@ -445,7 +445,7 @@ int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
 
 int ssdc_wb_init(struct ssdcache *sc)
 {
-	unsigned int i, nr = batch_max(sc) * block_pages(sc);
+	unsigned int nr = batch_max(sc) * block_pages(sc);
 
 	sc->wb_high = SSDC_WB_DIRTY_HIGH;
 	sc->wb_low = SSDC_WB_DIRTY_LOW;
@@ -455,15 +455,10 @@ int ssdc_wb_init(struct ssdcache *sc)
 	sc->last_fg = jiffies;
 	INIT_DELAYED_WORK(&sc->wb_work, wb_fn);
 	sc->wb_batch = kzalloc(struct_size(sc->wb_batch, items, batch_max(sc)), GFP_KERNEL);
-	sc->wb_pages = kcalloc(nr, sizeof(*sc->wb_pages), GFP_KERNEL);
+	sc->wb_pages = ssdc_alloc_pages(nr);
 	if (!sc->wb_batch || !sc->wb_pages)
 		goto fail;
 	init_completion(&sc->wb_batch->done);
-	for (i = 0; i < nr; i++) {
-		sc->wb_pages[i] = alloc_page(GFP_KERNEL);
-		if (!sc->wb_pages[i])
-			goto fail;
-	}
 	sc->wb_wq = alloc_ordered_workqueue("ssdcache-wb-%s", WQ_MEM_RECLAIM,
 					    ssdcache_name(sc));
 	if (!sc->wb_wq)
@@ -476,20 +471,15 @@ fail:
 
 void ssdc_wb_exit(struct ssdcache *sc)
 {
-	unsigned int i, nr = batch_max(sc) * block_pages(sc);
+	unsigned int nr = batch_max(sc) * block_pages(sc);
 
 	if (sc->wb_wq) {
 		ssdc_wb_stop(sc);
 		destroy_workqueue(sc->wb_wq);
 		sc->wb_wq = NULL;
 	}
-	if (sc->wb_pages) {
-		for (i = 0; i < nr; i++)
-			if (sc->wb_pages[i])
-				__free_page(sc->wb_pages[i]);
-		kfree(sc->wb_pages);
-		sc->wb_pages = NULL;
-	}
+	ssdc_free_pages(sc->wb_pages, nr);
+	sc->wb_pages = NULL;
 	kfree(sc->wb_batch);
 	sc->wb_batch = NULL;
 }

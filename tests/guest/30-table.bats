@@ -16,19 +16,22 @@ setup() {
 
 snapshot() { echo "$(dev_md5 "$origin") $(dev_md5 "$cache")"; }
 
-# refused TABLE_ARGS EXPECTED_ERROR: "0 $size ssdcache TABLE_ARGS" fails
-# with EXPECTED_ERROR in the kernel log, and changes nothing.
-refused() {
+# creation_refused TABLE_ARGS LOG_TEXT: creating "0 $size ssdcache
+# TABLE_ARGS" fails with LOG_TEXT in the kernel log, leaves no device and
+# changes nothing.
+creation_refused() {
 	local before
 	before=$(snapshot)
 	dmesg_mark
 	run dmsetup create bad --table "0 ${SIZE:-$size} ssdcache $1"
 	[ "$status" -ne 0 ] || { dmsetup remove bad; fail "table accepted: $1"; }
 	[ ! -e /dev/mapper/bad ] || fail "device left behind"
-	dmesg_since | grep -F "ssdcache: $2" ||
-		fail "no '$2' in the kernel log: $(dmesg_since)"
+	dmesg_since | grep -F "$2" || fail "no '$2' in the kernel log: $(dmesg_since)"
 	assert_eq "$before" "$(snapshot)" "devices after a refused table"
 }
+
+# refused TABLE_ARGS EXPECTED_ERROR: the constructor refuses with this error.
+refused() { creation_refused "$1" "ssdcache: $2"; }
 
 @test "table: wrong argument counts" {
 	refused "" "Invalid argument count"
@@ -155,16 +158,7 @@ refused() {
 
 # load_refused REASON: loading the cache (at the first resume) fails with
 # REASON in the kernel log, leaves no device and changes nothing.
-load_refused() {
-	local before
-	before=$(snapshot)
-	dmesg_mark
-	run dmsetup create bad --table "0 $size ssdcache $origin $cache writeback"
-	[ "$status" -ne 0 ] || { dmsetup remove bad; fail "cache loaded"; }
-	[ ! -e /dev/mapper/bad ] || fail "device left behind"
-	dmesg_since | grep -F "$1" || fail "no '$1' in the kernel log: $(dmesg_since)"
-	assert_eq "$before" "$(snapshot)" "devices after a refused load"
-}
+load_refused() { creation_refused "$origin $cache writeback" "$1"; }
 
 @test "table: a corrupted block map or journal fails the load and changes nothing" {
 	dm=$(ssdc_create tc "$origin" "$cache" writeback format)

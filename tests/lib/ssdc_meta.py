@@ -132,19 +132,11 @@ def main(argv):
                 f.write(sb)
             drop_cache(f)
         elif cmd == "get-sb":
-            best = None
-            for base in SB_COPIES:
-                sb = read_sb(f, base)
-                if struct.unpack_from("<I", sb, 12)[0] != block_csum(sb, 12):
-                    continue
-                seq = struct.unpack_from("<Q", sb, 16)[0]
-                if best is None or seq > best[0]:
-                    best = (seq, sb)
-            if best is None:
+            sb = best_sb(f)
+            if sb is None:
                 print("no valid superblock", file=sys.stderr)
                 return 1
-            off, fmt = SB_FIELDS[argv[2]]
-            print(struct.unpack_from(fmt, best[1], off)[0])
+            print(sb_field(sb, argv[2]))
         elif cmd == "flip-map":
             flip_map(f, int(argv[2]))
             drop_cache(f)
