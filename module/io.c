@@ -140,10 +140,12 @@ static void failed_write(struct ssdcache *sc, struct bio *bio)
 
 	if (bio_sectors(bio) && first < sc->origin_blocks &&
 	    failed_write_unsafe(sc, first, min_t(u64, last, sc->origin_blocks - 1))) {
+		ssdc_pb(bio)->rejected = 1;
 		bio_io_error(bio);
 		return;
 	}
 	remap_origin(sc, bio);
+	ssdc_count_bio(sc, false, bio);
 	submit_bio_noacct(bio);
 }
 
@@ -162,7 +164,7 @@ static void wt_ssd_end_io(struct bio *clone)
 		spin_lock_irqsave(&st->lock, flags);
 		sc->slots[pb->slot] |= SSDC_SF_SSD_ERR;
 		spin_unlock_irqrestore(&st->lock, flags);
-		ssdc_count(sc, SSDC_C_SSD_ERRORS);
+		ssdc_count_error(sc, true, true);
 	}
 	bio_put(clone);
 	bio_endio(parent);	/* drops the reference taken for this clone */
@@ -219,6 +221,7 @@ static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb
 	clone->bi_end_io = wt_ssd_end_io;
 	clone->bi_private = bio;
 	bio_inc_remaining(bio);
+	ssdc_count_bio(sc, true, clone);
 	submit_bio_noacct(clone);
 }
 
@@ -246,7 +249,7 @@ static void wb_write_done(struct ssdcache *sc, struct bio *bio, blk_status_t sta
 	}
 	spin_unlock_irqrestore(&st->lock, flags);
 	if (status) {
-		ssdc_count(sc, SSDC_C_SSD_ERRORS);
+		ssdc_count_error(sc, true, true);
 		DMERR_LIMIT("%s: write to cache block %llu failed (%d)",
 			    ssdcache_name(sc), pb->slot, blk_status_to_errno(status));
 		bio->bi_status = status;
@@ -285,6 +288,7 @@ static void cache_write(struct ssdcache *sc, struct bio *bio)
 		(bio->bi_iter.bi_sector & (sc->block_sectors - 1));
 	clone->bi_end_io = wb_write_end_io;
 	clone->bi_private = bio;
+	ssdc_count_bio(sc, true, clone);
 	submit_bio_noacct(clone);
 }
 
@@ -307,6 +311,7 @@ void ssdc_issue_write(struct ssdcache *sc, struct bio *bio)
 	    !READ_ONCE(sc->failed))
 		wt_install(sc, bio, pb);
 	remap_origin(sc, bio);
+	ssdc_count_bio(sc, false, bio);
 	submit_bio_noacct(bio);
 }
 
@@ -437,6 +442,10 @@ static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 	}
 	if (dirty_at != U64_MAX)
 		cut_before_block(sc, bio, dirty_at);
+	if (!discard) {
+		ssdc_count(sc, SSDC_C_WRITE_MISSES);
+		ssdc_count(sc, SSDC_C_BYPASSED_WRITES);
+	}
 	if (wait)
 		ssdc_meta_defer(sc, bio);
 	else
@@ -475,6 +484,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 		bio_set_dev(bio, sc->cache->bdev);
 		bio->bi_iter.bi_sector = ssdc_slot_sector(sc, slot) +
 			(bio->bi_iter.bi_sector & (sc->block_sectors - 1));
+		ssdc_count_bio(sc, true, bio);
 		return DM_MAPIO_REMAPPED;
 	}
 	pb->kind = SSDC_BIO_MISS_READ;
@@ -488,6 +498,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	spin_unlock_irqrestore(&st->lock, flags);
 	ssdc_count(sc, SSDC_C_READ_MISSES);
 	remap_origin(sc, bio);
+	ssdc_count_bio(sc, false, bio);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -505,8 +516,10 @@ static int map_bypass_read(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 	}
 	if (d != U64_MAX)
 		cut_before_block(sc, bio, d);
+	ssdc_count(sc, SSDC_C_READ_MISSES);
 	ssdc_count(sc, SSDC_C_BYPASSED_READS);
 	remap_origin(sc, bio);
+	ssdc_count_bio(sc, false, bio);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -541,10 +554,14 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
 	sector_t sector = bio->bi_iter.bi_sector, len = bio_sectors(bio);
-	u64 first, last;
+	u64 first, last, start = 0;
 
+	/* A requeued read keeps the time it was first mapped. */
+	if (bio_op(bio) == REQ_OP_READ)
+		start = requeued ? pb->start_ns : ktime_get_ns();
 	memset(pb, 0, sizeof(*pb));
 	pb->sc = sc;
+	pb->start_ns = start;
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
@@ -556,6 +573,8 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	case REQ_OP_DISCARD:
 	case REQ_OP_WRITE_ZEROES:
 		note_foreground(sc);
+		if (!requeued)
+			ssdc_count(sc, SSDC_C_DISCARDS);
 		if (READ_ONCE(sc->failed)) {
 			failed_write(sc, bio);
 			return DM_MAPIO_SUBMITTED;
@@ -571,22 +590,24 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	}
 
 	note_foreground(sc);
-	if (!requeued)
-		ssdc_count(sc, bio_data_dir(bio) == READ ? SSDC_C_READS : SSDC_C_WRITES);
 	first = sector >> sc->block_shift;
-	if (READ_ONCE(sc->failed) && bio_data_dir(bio) == WRITE) {
-		failed_write(sc, bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	if (first >= sc->origin_blocks)
+	if ((READ_ONCE(sc->failed) && bio_data_dir(bio) == WRITE) ||
+	    first >= sc->origin_blocks) {
+		/* Not cached: a miss (a partial block at the origin's end). */
+		ssdc_count(sc, bio_data_dir(bio) == READ ? SSDC_C_READ_MISSES :
+			   SSDC_C_WRITE_MISSES);
+		if (bio_data_dir(bio) == WRITE && first < sc->origin_blocks) {
+			failed_write(sc, bio);
+			return DM_MAPIO_SUBMITTED;
+		}
 		goto origin;
+	}
 
 	if (!requeued && ssdc_seq_bypass(sc, bio)) {
 		last = min_t(u64, (sector + len - 1) >> sc->block_shift,
 			     sc->origin_blocks - 1);
 		if (bio_data_dir(bio) == READ)
 			return map_bypass_read(sc, bio, first, last);
-		ssdc_count(sc, SSDC_C_BYPASSED_WRITES);
 		return map_range_write(sc, bio, first, last);
 	}
 
@@ -597,6 +618,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	return map_block_write(sc, bio, first);
 origin:
 	remap_origin(sc, bio);
+	ssdc_count_bio(sc, false, bio);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -727,7 +749,7 @@ static void fill_write_end_io(struct bio *bio)
 		sc->slots[f->slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
 		atomic64_dec(&sc->used);
 		if (bio->bi_status)
-			ssdc_count(sc, SSDC_C_SSD_ERRORS);
+			ssdc_count_error(sc, true, true);
 	}
 	spin_unlock_irqrestore(&st->lock, flags);
 	bio_put(bio);
@@ -774,6 +796,7 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 				     (sc->block_sectors << SECTOR_SHIFT) - i * PAGE_SIZE), 0);
 	bio->bi_end_io = fill_write_end_io;
 	bio->bi_private = f;
+	ssdc_count_bio(sc, true, bio);
 	submit_bio_noacct(bio);
 }
 
@@ -827,7 +850,7 @@ static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 	u32 set = ssdc_slot_set(pb->slot);
 	unsigned long flags;
 
-	ssdc_count(sc, SSDC_C_SSD_ERRORS);
+	ssdc_count_error(sc, true, false);
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
 	if (ssdc_slot_state(sc->slots[pb->slot]) == SSDC_SLOT_VALID &&
 	    !(sc->slots[pb->slot] & SSDC_SF_DIRTY))
@@ -839,11 +862,22 @@ static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 	bio->bi_iter = pb->iter;
 	bio->bi_status = BLK_STS_OK;
 	remap_origin(sc, bio);
+	ssdc_count_bio(sc, false, bio);
 	spin_lock_irqsave(&sc->fill_lock, flags);
 	bio_list_add(&sc->retries, bio);
 	spin_unlock_irqrestore(&sc->fill_lock, flags);
 	queue_work(sc->fill_wq, &sc->fill_work);
 	return DM_ENDIO_INCOMPLETE;
+}
+
+/* Counts a failed bio we sent to the origin, and times origin reads. */
+static void origin_done(struct ssdcache *sc, struct bio *bio,
+			struct ssdc_bio *pb, blk_status_t error)
+{
+	if (error && !pb->rejected)
+		ssdc_count_error(sc, false, op_is_write(bio_op(bio)));
+	else if (!error && pb->start_ns)
+		ssdc_account_latency(sc, SSDC_LAT_ORIGIN, pb->start_ns);
 }
 
 int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
@@ -861,20 +895,27 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		}
 		if (*error) {
 			/* A dirty block exists only on the SSD. */
-			ssdc_count(sc, SSDC_C_SSD_ERRORS);
+			ssdc_count_error(sc, true, false);
 			DMERR_LIMIT("%s: read of dirty cache block %llu failed",
 				    ssdcache_name(sc), pb->slot);
+		} else {
+			ssdc_account_latency(sc, SSDC_LAT_SSD, pb->start_ns);
 		}
 		break;
 	case SSDC_BIO_MISS_READ:
+		origin_done(sc, bio, pb, *error);
 		if (!*error && pb->fill)
 			queue_fill(sc, bio, pb);
 		break;
 	case SSDC_BIO_WRITE:
+		origin_done(sc, bio, pb, *error);
+		write_end(sc, pb, !*error);
+		break;
 	case SSDC_BIO_WB_WRITE:
 		write_end(sc, pb, !*error);
 		break;
 	default:
+		origin_done(sc, bio, pb, *error);
 		break;
 	}
 	return DM_ENDIO_DONE;

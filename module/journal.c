@@ -203,6 +203,7 @@ static int write_ckpt_pages(struct ssdcache *sc, const u64 *pgs, unsigned int n)
 
 		bio->bi_iter.bi_sector = ssdc_copy_sector(sc, pgs[i], copy);
 		__bio_add_page(bio, sc->commit_buf[i], SSDCACHE_META_BLOCK_SIZE, 0);
+		ssdc_count_bio(sc, true, bio);
 		if (parent) {
 			/* The parent completes last and reports any error. */
 			bio_chain(bio, parent);
@@ -214,6 +215,8 @@ static int write_ckpt_pages(struct ssdcache *sc, const u64 *pgs, unsigned int n)
 	if (parent) {
 		int r = submit_bio_wait(parent);
 
+		if (r)
+			ssdc_count_error(sc, true, true);
 		bio_put(parent);
 		return r;
 	}

@@ -74,7 +74,10 @@ int ssdc_rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
 	bio->bi_iter.bi_sector = sector;
 	for (i = 0; i < n; i++)
 		__bio_add_page(bio, sc->commit_buf[first + i], SSDCACHE_META_BLOCK_SIZE, 0);
+	ssdc_count_bio(sc, true, bio);
 	r = submit_bio_wait(bio);
+	if (r)
+		ssdc_count_error(sc, true, op_is_write(opf));
 	bio_put(bio);
 	return r;
 }

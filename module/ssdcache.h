@@ -97,24 +97,54 @@ struct ssdc_set {
 	u32 wgen;		/* bumped when such a write starts or ends */
 };
 
-/* Counters, per CPU; summed when read. */
+/*
+ * Counters, per CPU; summed when read (stats.c). Reads and writes are not
+ * counted: a read is a hit or a miss (a bypassed read is a miss too), so
+ * their sums are, and hits + misses = reads holds in every snapshot.
+ */
 enum ssdc_counter {
-	SSDC_C_READS, SSDC_C_WRITES,
 	SSDC_C_READ_HITS, SSDC_C_READ_MISSES,
 	SSDC_C_WRITE_HITS, SSDC_C_WRITE_MISSES,
 	SSDC_C_BYPASSED_READS, SSDC_C_BYPASSED_WRITES,
 	SSDC_C_FILLS, SSDC_C_EVICTIONS,
-	SSDC_C_COMMITS, SSDC_C_SSD_ERRORS,
-	SSDC_C_CLEANED, SSDC_C_JOURNAL_BLOCKS, SSDC_C_CHECKPOINTS,
-	SSDC_C_FLUSHES, SSDC_C_FUA,
+	SSDC_C_COMMITS, SSDC_C_CLEANED, SSDC_C_JOURNAL_BLOCKS, SSDC_C_CHECKPOINTS,
+	SSDC_C_FLUSHES, SSDC_C_FUA, SSDC_C_DISCARDS,
+	/* Bytes and errors per device and direction: see ssdc_count_io(). */
+	SSDC_C_SSD_READ_BYTES, SSDC_C_SSD_WRITE_BYTES,
+	SSDC_C_ORIGIN_READ_BYTES, SSDC_C_ORIGIN_WRITE_BYTES,
+	SSDC_C_SSD_READ_ERRORS, SSDC_C_SSD_WRITE_ERRORS,
+	SSDC_C_ORIGIN_READ_ERRORS, SSDC_C_ORIGIN_WRITE_ERRORS,
 	SSDC_NR_COUNTERS
+};
+
+/* Read latency histograms: bucket i counts [2^i, 2^(i+1)) microseconds. */
+#define SSDC_LAT_BUCKETS	24
+enum ssdc_lat {
+	SSDC_LAT_SSD,		/* reads served from the SSD (hits) */
+	SSDC_LAT_ORIGIN,	/* reads served from the origin */
+	SSDC_NR_LAT
 };
 
 struct ssdc_stats {
 	u64 c[SSDC_NR_COUNTERS];
+	u64 lat[SSDC_NR_LAT][SSDC_LAT_BUCKETS];
+	u64 lat_sum_ns[SSDC_NR_LAT];
+};
+
+/*
+ * Named statistics (stats.c, shown in sysfs): a few derived values, then
+ * every counter, as SSDC_S_COUNTERS + its enum ssdc_counter.
+ */
+enum ssdc_stat {
+	SSDC_S_READS, SSDC_S_WRITES,
+	SSDC_S_DIRTY_BLOCKS, SSDC_S_CLEAN_BLOCKS, SSDC_S_FREE_BLOCKS,
+	SSDC_S_JOURNAL_BYTES,
+	SSDC_S_COUNTERS,
+	SSDC_NR_STATS = SSDC_S_COUNTERS + SSDC_NR_COUNTERS
 };
 
 struct ssdc_wb_batch;
+struct ssdc_sysfs;
 
 /* A detected sequential stream (seqcut.c). */
 struct ssdc_stream {
@@ -207,6 +237,7 @@ struct ssdcache {
 	unsigned long last_fg;		/* jiffies of the last foreground bio */
 
 	struct ssdc_stats __percpu *stats;
+	struct ssdc_sysfs *sysfs;	/* its sysfs directory, once resumed */
 	bool loaded;			/* map in RAM: formatted or resumed once */
 	bool failed;			/* metadata I/O failed: see io.c */
 	bool sb_wiped;			/* ... and the superblocks are gone */
@@ -226,6 +257,8 @@ struct ssdc_bio {
 	u8 whole_block:1;	/* covers exactly one cache block */
 	u8 installed:1;		/* write-through write also went to slot */
 	u8 rewrite:1;		/* write-back write into a dirty slot */
+	u8 rejected:1;		/* failed with no device I/O (failed state) */
+	u64 start_ns;		/* reads: when mapped, for the histograms */
 };
 
 enum ssdc_bio_kind {
@@ -239,6 +272,37 @@ enum ssdc_bio_kind {
 static inline void ssdc_count(struct ssdcache *sc, enum ssdc_counter c)
 {
 	this_cpu_inc(sc->stats->c[c]);
+}
+
+static inline void ssdc_count_add(struct ssdcache *sc, enum ssdc_counter c, u64 n)
+{
+	this_cpu_add(sc->stats->c[c], n);
+}
+
+/*
+ * Counts @bytes moved to or from the SSD (@ssd) or the origin. Error
+ * counters follow the same layout, 4 places further.
+ */
+static inline enum ssdc_counter ssdc_io_counter(bool ssd, bool write)
+{
+	return SSDC_C_SSD_READ_BYTES + (ssd ? 0 : 2) + (write ? 1 : 0);
+}
+
+static inline void ssdc_count_io(struct ssdcache *sc, bool ssd, bool write, u64 bytes)
+{
+	ssdc_count_add(sc, ssdc_io_counter(ssd, write), bytes);
+}
+
+static inline void ssdc_count_error(struct ssdcache *sc, bool ssd, bool write)
+{
+	ssdc_count(sc, ssdc_io_counter(ssd, write) + 4);
+}
+
+/* Counts a data bio (not a discard or flush) sent to the SSD or the origin. */
+static inline void ssdc_count_bio(struct ssdcache *sc, bool ssd, struct bio *bio)
+{
+	if (bio_op(bio) == REQ_OP_READ || bio_op(bio) == REQ_OP_WRITE)
+		ssdc_count_io(sc, ssd, op_is_write(bio_op(bio)), bio->bi_iter.bi_size);
 }
 
 static inline struct ssdc_bio *ssdc_pb(struct bio *bio)
@@ -376,6 +440,7 @@ void ssdc_wb_start(struct ssdcache *sc);
 void ssdc_wb_stop(struct ssdcache *sc);
 void ssdc_wb_kick(struct ssdcache *sc);
 int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv);
+int ssdc_wb_set(struct ssdcache *sc, const char *key, const char *val);
 int ssdc_wb_parse(const char *key, const char *val, unsigned int *idx,
 		  unsigned int *v);
 int ssdc_wb_check_args(struct ssdc_args *args, char **error);
@@ -390,6 +455,27 @@ void ssdc_requeue(struct ssdcache *sc, struct bio *bio);
 int ssdc_io_init(struct ssdcache *sc);
 void ssdc_io_drain(struct ssdcache *sc);
 void ssdc_io_exit(struct ssdcache *sc);
+
+/* stats.c */
+void ssdc_account_latency(struct ssdcache *sc, enum ssdc_lat which, u64 start_ns);
+void ssdc_stats_sum(struct ssdcache *sc, struct ssdc_stats *t);
+void ssdc_stats_reset(struct ssdcache *sc);
+int ssdc_stats_inherit(struct ssdcache *sc, struct ssdcache *old);
+u64 ssdc_stat_value(struct ssdcache *sc, const struct ssdc_stats *t,
+		    enum ssdc_stat id);
+const char *ssdc_stat_name(enum ssdc_stat id);
+int ssdc_hit_ratio_show(const struct ssdc_stats *t, char *buf, size_t len);
+int ssdc_latency_show(const struct ssdc_stats *t, enum ssdc_lat which,
+		      char *buf, size_t len);
+
+/* sysfs.c */
+void ssdc_sysfs_init(void);
+int ssdc_sysfs_attach(struct ssdcache *sc);
+void ssdc_sysfs_detach(struct ssdcache *sc);
+
+/* target.c */
+int ssdc_set_tunable(struct ssdcache *sc, const char *key, const char *val);
+unsigned int ssdc_ram_per_block(struct ssdcache *sc);
 
 /* seqcut.c */
 bool ssdc_seq_bypass(struct ssdcache *sc, struct bio *bio);

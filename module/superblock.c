@@ -111,6 +111,9 @@ static int write_sb_block(struct ssdcache *sc, sector_t sector,
 	r = ssdc_rw_block(sc->cache->bdev, sector, buf,
 			  REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA);
 	kfree(buf);
+	ssdc_count_io(sc, true, true, SSDCACHE_META_BLOCK_SIZE);
+	if (r)
+		ssdc_count_error(sc, true, true);
 	return r;
 }
 

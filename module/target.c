@@ -8,6 +8,7 @@
  * status line and the messages.
  */
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "ssdcache.h"
@@ -184,25 +185,14 @@ static void quiesce(struct ssdcache *sc)
  */
 static void ssdcache_dtr(struct dm_target *ti)
 {
-	ssdc_destroy(ti->private);
-}
+	struct ssdcache *sc = ti->private;
 
-/* Sums the per-CPU counters. */
-static void sum_stats(struct ssdcache *sc, struct ssdc_stats *t)
-{
-	int cpu, i;
-
-	memset(t, 0, sizeof(*t));
-	for_each_possible_cpu(cpu) {
-		struct ssdc_stats *src = per_cpu_ptr(sc->stats, cpu);
-
-		for (i = 0; i < SSDC_NR_COUNTERS; i++)
-			t->c[i] += src->c[i];
-	}
+	ssdc_sysfs_detach(sc);
+	ssdc_destroy(sc);
 }
 
 /* Kernel RAM per cache block, in bytes, rounded up. */
-static unsigned int ram_per_block(struct ssdcache *sc)
+unsigned int ssdc_ram_per_block(struct ssdcache *sc)
 {
 	u64 bytes = sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->stamps)) +
 		    (u64)sc->nr_sets * sizeof(*sc->sets) +
@@ -236,7 +226,7 @@ static void ssdcache_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		sum_stats(sc, &t);
+		ssdc_stats_sum(sc, &t);
 		DMEMIT("%u %s %llu %llu/%llu %llu %llu %llu %llu %llu %llu %llu %u %s %llu %s",
 		       SSDCACHE_FORMAT_VERSION, ssdc_mode_name(sc->mode),
 		       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
@@ -244,7 +234,8 @@ static void ssdcache_status(struct dm_target *ti, status_type_t type,
 		       (u64)atomic64_read(&sc->dirty),
 		       t.c[SSDC_C_READ_HITS], t.c[SSDC_C_READ_MISSES],
 		       t.c[SSDC_C_WRITE_HITS], t.c[SSDC_C_WRITE_MISSES],
-		       t.c[SSDC_C_BYPASSED_READS], t.c[SSDC_C_BYPASSED_WRITES], ram_per_block(sc),
+		       t.c[SSDC_C_BYPASSED_READS], t.c[SSDC_C_BYPASSED_WRITES],
+		       ssdc_ram_per_block(sc),
 		       ssdc_policy_name(sc->policy), sc->seq_cutoff,
 		       READ_ONCE(sc->failed) ? "failed" : "ok");
 		DMEMIT(" %s %llu %llu %llu %llu %llu %llu %u %u %u %u %u",
@@ -268,47 +259,36 @@ static void ssdcache_status(struct dm_target *ti, status_type_t type,
 	}
 }
 
-static int ssdcache_message(struct dm_target *ti, unsigned int argc,
-			    char **argv, char *result, unsigned int maxlen)
+/*
+ * Sets tunable @key to @val, for a message or a sysfs file: 0, -EINVAL
+ * for a bad value (nothing changes), -ENOTTY if @key is no tunable.
+ */
+int ssdc_set_tunable(struct ssdcache *sc, const char *key, const char *val)
 {
-	struct ssdcache *sc = ti->private;
 	enum ssdcache_mode mode;
 	enum ssdc_policy policy;
 	u64 v;
-	int r, cpu;
 
-	r = ssdcache_selftest_message(sc, argc, argv);
-	if (r != -ENOTTY)
-		return r;
-	r = ssdc_wb_message(sc, argc, argv);
-	if (r != -ENOTTY)
-		return r;
-
-	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
-		for_each_possible_cpu(cpu)
-			memset(per_cpu_ptr(sc->stats, cpu), 0, sizeof(struct ssdc_stats));
-		return 0;
-	}
-	if (argc == 2 && !strcasecmp(argv[0], "policy")) {
-		if (ssdc_parse_policy(argv[1], &policy)) {
-			DMERR("%s: unknown policy \"%s\" (lru, fifo)", ssdcache_name(sc), argv[1]);
+	if (!strcasecmp(key, "policy")) {
+		if (ssdc_parse_policy(val, &policy)) {
+			DMERR("%s: unknown policy \"%s\" (lru, fifo)", ssdcache_name(sc), val);
 			return -EINVAL;
 		}
 		WRITE_ONCE(sc->policy, policy);
 		return 0;
 	}
-	if (argc == 2 && !strcasecmp(argv[0], "sequential_cutoff")) {
-		if (kstrtou64(argv[1], 10, &v)) {
-			DMERR("%s: invalid sequential_cutoff \"%s\"", ssdcache_name(sc), argv[1]);
+	if (!strcasecmp(key, "sequential_cutoff")) {
+		if (kstrtou64(val, 10, &v)) {
+			DMERR("%s: invalid sequential_cutoff \"%s\"", ssdcache_name(sc), val);
 			return -EINVAL;
 		}
 		WRITE_ONCE(sc->seq_cutoff, v);
 		return 0;
 	}
-	if (argc == 2 && !strcasecmp(argv[0], "mode")) {
-		if (ssdc_parse_mode(argv[1], &mode)) {
+	if (!strcasecmp(key, "mode")) {
+		if (ssdc_parse_mode(val, &mode)) {
 			DMERR("%s: unknown mode \"%s\" (writethrough, writearound, writeback)",
-			      ssdcache_name(sc), argv[1]);
+			      ssdcache_name(sc), val);
 			return -EINVAL;
 		}
 		/*
@@ -319,6 +299,30 @@ static int ssdcache_message(struct dm_target *ti, unsigned int argc,
 		WRITE_ONCE(sc->mode, mode);
 		ssdc_wb_kick(sc);
 		return 0;
+	}
+	return ssdc_wb_set(sc, key, val);
+}
+
+static int ssdcache_message(struct dm_target *ti, unsigned int argc,
+			    char **argv, char *result, unsigned int maxlen)
+{
+	struct ssdcache *sc = ti->private;
+	int r;
+
+	r = ssdcache_selftest_message(sc, argc, argv);
+	if (r != -ENOTTY)
+		return r;
+	r = ssdc_wb_message(sc, argc, argv);
+	if (r != -ENOTTY)
+		return r;
+	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
+		ssdc_stats_reset(sc);
+		return 0;
+	}
+	if (argc == 2) {
+		r = ssdc_set_tunable(sc, argv[0], argv[1]);
+		if (r != -ENOTTY)
+			return r;
 	}
 	DMERR("%s: unrecognised message \"%s\"", ssdcache_name(sc),
 	      argc ? argv[0] : "");
@@ -358,7 +362,20 @@ static int ssdcache_preresume(struct dm_target *ti)
 
 static void ssdcache_resume(struct dm_target *ti)
 {
-	ssdc_wb_start(ti->private);
+	struct ssdcache *sc = ti->private;
+	unsigned int noio;
+
+	/*
+	 * Statistics are no reason to refuse I/O: a failure is only logged.
+	 * No allocation here may wait for I/O to this suspended device.
+	 */
+	if (!sc->sysfs) {
+		noio = memalloc_noio_save();
+		if (ssdc_sysfs_attach(sc))
+			DMWARN("%s: no sysfs directory for the cache", ssdcache_name(sc));
+		memalloc_noio_restore(noio);
+	}
+	ssdc_wb_start(sc);
 }
 
 static int ssdcache_iterate_devices(struct dm_target *ti,
@@ -394,6 +411,7 @@ static int __init dm_ssdcache_init(void)
 {
 	int r;
 
+	ssdc_sysfs_init();
 	r = dm_register_target(&ssdcache_target);
 	if (r)
 		DMERR("cannot register the target: %d", r);

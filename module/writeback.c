@@ -112,10 +112,14 @@ static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 static void wb_end_io(struct bio *bio)
 {
 	struct wb_item *it = bio->bi_private;
-	struct ssdc_wb_batch *b = container_of(bio->bi_pool, struct ssdcache, bs)->wb_batch;
+	struct ssdcache *sc = container_of(bio->bi_pool, struct ssdcache, bs);
+	struct ssdc_wb_batch *b = sc->wb_batch;
 
-	if (bio->bi_status && it)
-		it->status = bio->bi_status;
+	if (bio->bi_status) {
+		ssdc_count_error(sc, true, false);
+		if (it)
+			it->status = bio->bi_status;
+	}
 	bio_put(bio);
 	if (atomic_dec_and_test(&b->pending))
 		complete(&b->done);
@@ -167,6 +171,7 @@ static void read_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 		bio->bi_end_io = wb_end_io;
 		bio->bi_private = &b->items[i];
 		atomic_inc(&b->pending);
+		ssdc_count_bio(sc, true, bio);
 		submit_bio_noacct(bio);
 	}
 	wait_batch(b);
@@ -174,13 +179,16 @@ static void read_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 
 static void run_end_io(struct bio *bio)
 {
-	struct ssdc_wb_batch *b = container_of(bio->bi_pool, struct ssdcache, bs)->wb_batch;
+	struct ssdcache *sc = container_of(bio->bi_pool, struct ssdcache, bs);
+	struct ssdc_wb_batch *b = sc->wb_batch;
 	unsigned int first = (unsigned long)bio->bi_private & 0xffff;
 	unsigned int n = (unsigned long)bio->bi_private >> 16, i;
 
-	if (bio->bi_status)
+	if (bio->bi_status) {
+		ssdc_count_error(sc, false, true);
 		for (i = first; i < first + n; i++)
 			b->items[i].status = bio->bi_status;
+	}
 	bio_put(bio);
 	if (atomic_dec_and_test(&b->pending))
 		complete(&b->done);
@@ -209,6 +217,7 @@ static void write_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 		bio->bi_end_io = run_end_io;
 		bio->bi_private = (void *)(unsigned long)(i | (n << 16));
 		atomic_inc(&b->pending);
+		ssdc_count_bio(sc, false, bio);
 		submit_bio_noacct(bio);
 		i += n;
 	}
@@ -411,11 +420,9 @@ void ssdc_wb_apply_args(struct ssdcache *sc, struct ssdc_args *args)
 }
 
 /* Messages for writeback; -ENOTTY if @argv is not one. */
+/* The "flush" and "flush cancel" messages; -ENOTTY for any other. */
 int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
 {
-	unsigned int high = READ_ONCE(sc->wb_high), low = READ_ONCE(sc->wb_low), i, v;
-	int r;
-
 	if (argc == 1 && !strcasecmp(argv[0], "flush")) {
 		WRITE_ONCE(sc->wb_flush_all, true);
 		ssdc_wb_kick(sc);
@@ -425,11 +432,18 @@ int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
 		WRITE_ONCE(sc->wb_flush_all, false);
 		return 0;
 	}
-	if (argc != 2)
-		return -ENOTTY;
-	r = ssdc_wb_parse(argv[0], argv[1], &i, &v);
+	return -ENOTTY;
+}
+
+/* Sets writeback tunable @key; -ENOTTY if it is none, -EINVAL if @val is bad. */
+int ssdc_wb_set(struct ssdcache *sc, const char *key, const char *val)
+{
+	unsigned int high = READ_ONCE(sc->wb_high), low = READ_ONCE(sc->wb_low), i, v;
+	int r;
+
+	r = ssdc_wb_parse(key, val, &i, &v);
 	if (r == -EINVAL)
-		DMERR("%s: invalid %s \"%s\"", ssdcache_name(sc), argv[0], argv[1]);
+		DMERR("%s: invalid %s \"%s\"", ssdcache_name(sc), key, val);
 	if (!r)
 		wb_store(sc, i, v);
 	if (!r && READ_ONCE(sc->wb_low) > READ_ONCE(sc->wb_high)) {

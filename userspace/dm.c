@@ -59,6 +59,42 @@ int ssdc_status(const char *name, char *buf, size_t len)
 	return r;
 }
 
+int ssdc_devnum(const char *name, unsigned int *major, unsigned int *minor)
+{
+	struct dm_task *dmt = status_task(name);
+	struct dm_info info;
+	int r = 0;
+
+	if (!dmt)
+		return SSDC_DM_FAILED;
+	if (!dm_task_get_info(dmt, &info) || !info.exists)
+		r = SSDC_DM_NODEV;
+	else if (!ssdcache_params(dmt))
+		r = SSDC_DM_NOT_SSDCACHE;
+	*major = info.major;
+	*minor = info.minor;
+	dm_task_destroy(dmt);
+	return r;
+}
+
+int ssdc_message(const char *name, const char *msg)
+{
+	unsigned int major, minor;
+	struct dm_task *dmt;
+	int r = ssdc_devnum(name, &major, &minor);
+
+	if (r)
+		return r;
+	dmt = dm_task_create(DM_DEVICE_TARGET_MSG);
+	if (!dmt)
+		return SSDC_DM_FAILED;
+	if (!dm_task_set_name(dmt, name) || !dm_task_set_sector(dmt, 0) ||
+	    !dm_task_set_message(dmt, msg) || !dm_task_run(dmt))
+		r = SSDC_DM_FAILED;
+	dm_task_destroy(dmt);
+	return r;
+}
+
 int ssdc_for_each_cache(ssdc_dev_fn fn, void *arg)
 {
 	struct dm_task *dmt = dm_task_create(DM_DEVICE_LIST);

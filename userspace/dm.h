@@ -25,4 +25,10 @@ int ssdc_for_each_cache(ssdc_dev_fn fn, void *arg);
  */
 int ssdc_status(const char *name, char *buf, size_t len);
 
+/* The device number of ssdcache device @name; 0 or an SSDC_DM_* failure. */
+int ssdc_devnum(const char *name, unsigned int *major, unsigned int *minor);
+
+/* Sends message @msg to device @name's target; 0 or an SSDC_DM_* failure. */
+int ssdc_message(const char *name, const char *msg);
+
 #endif

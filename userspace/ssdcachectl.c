@@ -6,10 +6,14 @@
  * 3 the named device does not exist or is not an ssdcache device.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <libdevmapper.h>
 
 #include "dm.h"
+#include "stats.h"
 #include "ssdcache_format.h"
 
 #define EXIT_FAILED	1
@@ -33,7 +37,8 @@ static void usage(FILE *f)
 
 	fprintf(f, "usage: ssdcachectl <command> [args]\n\ncommands:\n");
 	for (c = commands; c->name; c++)
-		fprintf(f, "  %-8s %-10s %s\n", c->name, c->args, c->help);
+		fprintf(f, "  %s%s%s\n      %s\n", c->name, *c->args ? " " : "", c->args,
+			c->help);
 	fprintf(f, "\nssdcachectl <command> --help shows one command's help.\n");
 }
 
@@ -94,9 +99,205 @@ static int cmd_version(int argc, char **argv)
 	return 0;
 }
 
+/* Reports a failed lookup of @name by command @cmd; returns the exit code. */
+static int dm_failure(const char *cmd, const char *name, int r, const char *err)
+{
+	switch (r) {
+	case SSDC_DM_NODEV:
+		fprintf(stderr, "ssdcachectl %s: %s: no such device\n", cmd, name);
+		return EXIT_NODEV;
+	case SSDC_DM_NOT_SSDCACHE:
+		fprintf(stderr, "ssdcachectl %s: %s: not an ssdcache device\n", cmd, name);
+		return EXIT_NODEV;
+	case SSDC_NO_SYSFS:
+		fprintf(stderr, "ssdcachectl %s: %s: %s\n", cmd, name, err);
+		return EXIT_FAILED;
+	default:
+		fprintf(stderr, "ssdcachectl %s: %s: device-mapper query failed\n", cmd, name);
+		return EXIT_FAILED;
+	}
+}
+
+struct name_list {
+	char **names;
+	unsigned int n;
+};
+
+static int collect_name(const char *name, void *arg)
+{
+	struct name_list *l = arg;
+	char **more = realloc(l->names, (l->n + 1) * sizeof(*more));
+
+	if (!more)
+		return -1;
+	l->names = more;
+	l->names[l->n++] = strdup(name);
+	return l->names[l->n - 1] ? 0 : -1;
+}
+
+enum { OUT_TEXT, OUT_JSON, OUT_PROM };
+
+static int parse_interval(const char *cmd, const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (end == s || *end || *v < 0.1 || *v > 3600) {
+		fprintf(stderr, "ssdcachectl %s: bad interval '%s' (0.1 to 3600 seconds)\n",
+			cmd, s);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int print_stats(struct name_list *l, int out)
+{
+	struct ssdc_cache_stats *s = calloc(l->n ? l->n : 1, sizeof(*s));
+	char err[512];
+	unsigned int i;
+	int r;
+
+	if (!s)
+		return EXIT_FAILED;
+	for (i = 0; i < l->n; i++) {
+		r = ssdc_read_stats(l->names[i], &s[i], err, sizeof(err));
+		if (r) {
+			free(s);
+			return dm_failure("stats", l->names[i], r, err);
+		}
+	}
+	if (out == OUT_JSON)
+		ssdc_print_json(stdout, s, l->n);
+	else if (out == OUT_PROM)
+		ssdc_print_prometheus(stdout, s, l->n);
+	else
+		for (i = 0; i < l->n; i++)
+			ssdc_print_text(stdout, &s[i]);
+	fflush(stdout);
+	free(s);
+	return 0;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	struct name_list l = { NULL, 0 };
+	int out = OUT_TEXT, watch = 0, i, r = 0;
+	double interval = 1;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			out = OUT_JSON;
+		} else if (!strcmp(argv[i], "--prometheus")) {
+			out = OUT_PROM;
+		} else if (!strcmp(argv[i], "--watch")) {
+			watch = 1;
+		} else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
+			r = parse_interval("stats", argv[++i], &interval);
+			if (r)
+				return r;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "ssdcachectl stats: unknown option '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		} else if (collect_name(argv[i], &l)) {
+			return EXIT_FAILED;
+		}
+	}
+	if (!l.n && ssdc_for_each_cache(collect_name, &l)) {
+		fprintf(stderr, "ssdcachectl stats: cannot list device-mapper devices\n");
+		return EXIT_FAILED;
+	}
+	for (;;) {
+		r = print_stats(&l, out);
+		if (r || !watch)
+			break;
+		usleep((useconds_t)(interval * 1e6));
+	}
+	for (i = 0; i < (int)l.n; i++)
+		free(l.names[i]);
+	free(l.names);
+	return r;
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	unsigned int iterations = 0;
+	double interval = 1;
+	char *end;
+	int i, r, first = argc;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc) {
+			iterations = strtoul(argv[++i], &end, 10);
+			if (*end || !iterations) {
+				fprintf(stderr, "ssdcachectl top: bad count '%s'\n", argv[i]);
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(argv[i], "--interval") && i + 1 < argc) {
+			r = parse_interval("top", argv[++i], &interval);
+			if (r)
+				return r;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "ssdcachectl top: unknown option '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		} else {
+			first = i;
+			break;
+		}
+	}
+	if (ssdc_top(argv + first, argc - first, iterations, interval)) {
+		fprintf(stderr, "ssdcachectl top: cannot list device-mapper devices\n");
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
+static int send_message(const char *cmd, const char *name, const char *msg)
+{
+	int r = ssdc_message(name, msg);
+
+	if (r == SSDC_DM_FAILED) {
+		fprintf(stderr, "ssdcachectl %s: %s: the target refused '%s' (see the kernel log)\n",
+			cmd, name, msg);
+		return EXIT_FAILED;
+	}
+	return r ? dm_failure(cmd, name, r, "") : 0;
+}
+
+static int cmd_set(int argc, char **argv)
+{
+	char msg[512];
+
+	if (argc != 3) {
+		fprintf(stderr, "ssdcachectl set: expected <name> <setting> <value>\n");
+		return EXIT_USAGE;
+	}
+	if (strchr(argv[1], ' ') || strchr(argv[2], ' ') || !*argv[2]) {
+		fprintf(stderr, "ssdcachectl set: bad value '%s'\n", argv[2]);
+		return EXIT_USAGE;
+	}
+	snprintf(msg, sizeof(msg), "%s %s", argv[1], argv[2]);
+	return send_message("set", argv[0], msg);
+}
+
+static int cmd_reset_stats(int argc, char **argv)
+{
+	if (argc != 1) {
+		fprintf(stderr, "ssdcachectl reset-stats: expected one device name\n");
+		return EXIT_USAGE;
+	}
+	return send_message("reset-stats", argv[0], "reset_stats");
+}
+
 static const struct command commands[] = {
 	{ "list", "", "list the ssdcache devices", cmd_list },
 	{ "status", "<name>", "print a device's status line", cmd_status },
+	{ "stats", "[--json|--prometheus] [--watch] [--interval S] [<name>...]",
+	  "print statistics of the named devices, or of all", cmd_stats },
+	{ "top", "[-n COUNT] [--interval S] [<name>...]",
+	  "live view of every cache (q quits)", cmd_top },
+	{ "set", "<name> <setting> <value>",
+	  "change mode, policy, sequential_cutoff or a writeback tunable", cmd_set },
+	{ "reset-stats", "<name>", "zero a device's counters", cmd_reset_stats },
 	{ "version", "", "print the tool and format versions", cmd_version },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -22,7 +22,7 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 }
 
 @test "tool: every command has --help" {
-	for c in list status version; do
+	for c in list status stats top set reset-stats version; do
 		run "$TOOL" "$c" --help
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"usage: ssdcachectl $c"* ]]
@@ -44,4 +44,22 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 	fmt=$(sed -n 's/^#define SSDCACHE_FORMAT_VERSION[[:space:]]*\([0-9]*\).*/\1/p' \
 		"$BATS_TEST_DIRNAME/../../include/ssdcache_format.h")
 	[[ "$output" == *"on-disk format $fmt)"* ]]
+}
+
+@test "tool: stats, top and set refuse bad options and arguments (exit 2)" {
+	run "$TOOL" stats --yaml
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown option '--yaml'"* ]]
+	run "$TOOL" stats --interval 0 x
+	[ "$status" -eq 2 ]
+	run "$TOOL" top -n 0
+	[ "$status" -eq 2 ]
+	run "$TOOL" top -n x
+	[ "$status" -eq 2 ]
+	run "$TOOL" set onlyname mode
+	[ "$status" -eq 2 ]
+	run "$TOOL" set name mode "write back"
+	[ "$status" -eq 2 ]
+	run "$TOOL" reset-stats
+	[ "$status" -eq 2 ]
 }

@@ -83,3 +83,5 @@ echo "== status"
 "$ctl" status demo
 dmsetup table demo
 echo "(status fields: Documentation/ssdcache.rst)"
+echo "== statistics since the write-back phase began (ssdcachectl stats, from sysfs)"
+"$ctl" stats demo
