@@ -17,7 +17,7 @@ KVER ?= $(KERNELS)
 
 CC ?= cc
 USER_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude -D_GNU_SOURCE
-USER_LDLIBS := -ldevmapper
+USER_LDLIBS := -ldevmapper -lblkid
 
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin

@@ -10,7 +10,7 @@ APT_PKGS=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves
 	linux-image-amd64 linux-headers-amd64
 	qemu-system-x86 python3-pip python3-venv
-	fio bats sparse dmsetup libdevmapper-dev kmod bcache-tools linux-source-6.1
+	fio bats sparse dmsetup libdevmapper-dev libblkid-dev kmod bcache-tools linux-source-6.1
 	xfsprogs e2fsprogs util-linux jq busybox-static udev tmux python3-prometheus-client
 	clang llvm lld
 )

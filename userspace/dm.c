@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ssdcachectl: device-mapper access through libdevmapper. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <libdevmapper.h>
@@ -59,21 +60,29 @@ int ssdc_status(const char *name, char *buf, size_t len)
 	return r;
 }
 
-int ssdc_devnum(const char *name, unsigned int *major, unsigned int *minor)
+/* The dm_info of ssdcache device @name; 0 or an SSDC_DM_* failure. */
+static int ssdcache_info(const char *name, struct dm_info *info)
 {
 	struct dm_task *dmt = status_task(name);
-	struct dm_info info;
 	int r = 0;
 
 	if (!dmt)
 		return SSDC_DM_FAILED;
-	if (!dm_task_get_info(dmt, &info) || !info.exists)
+	if (!dm_task_get_info(dmt, info) || !info->exists)
 		r = SSDC_DM_NODEV;
 	else if (!ssdcache_params(dmt))
 		r = SSDC_DM_NOT_SSDCACHE;
-	*major = info.major;
-	*minor = info.minor;
 	dm_task_destroy(dmt);
+	return r;
+}
+
+int ssdc_devnum(const char *name, unsigned int *major, unsigned int *minor)
+{
+	struct dm_info info;
+	int r = ssdcache_info(name, &info);
+
+	*major = r ? 0 : info.major;
+	*minor = r ? 0 : info.minor;
 	return r;
 }
 
@@ -93,6 +102,48 @@ int ssdc_message(const char *name, const char *msg)
 		r = SSDC_DM_FAILED;
 	dm_task_destroy(dmt);
 	return r;
+}
+
+int ssdc_open_count(const char *name)
+{
+	struct dm_info info;
+	int r = ssdcache_info(name, &info);
+
+	return r ? r : info.open_count;
+}
+
+int ssdc_remove(const char *name)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_REMOVE);
+	uint32_t cookie = 0;
+	int ok;
+
+	if (!dmt)
+		return SSDC_DM_FAILED;
+	/* udev may still hold the device open for a moment after I/O. */
+	ok = dm_task_set_name(dmt, name) && dm_task_retry_remove(dmt) &&
+	     dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
+	if (cookie)
+		dm_udev_wait(cookie);
+	dm_task_destroy(dmt);
+	return ok ? 0 : SSDC_DM_FAILED;
+}
+
+int ssdc_create_dev(const char *name, uint64_t sectors, const char *params)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_CREATE);
+	uint32_t cookie = 0;
+	int ok;
+
+	if (!dmt)
+		return SSDC_DM_FAILED;
+	ok = dm_task_set_name(dmt, name) &&
+	     dm_task_add_target(dmt, 0, sectors, SSDCACHE_TARGET_NAME, params) &&
+	     dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
+	if (cookie)
+		dm_udev_wait(cookie);
+	dm_task_destroy(dmt);
+	return ok ? 0 : SSDC_DM_FAILED;
 }
 
 int ssdc_for_each_cache(ssdc_dev_fn fn, void *arg)

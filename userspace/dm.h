@@ -4,6 +4,7 @@
 #define SSDCACHECTL_DM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Failures of the calls below. */
 #define SSDC_DM_FAILED		(-1)	/* device-mapper refused or failed */
@@ -30,5 +31,14 @@ int ssdc_devnum(const char *name, unsigned int *major, unsigned int *minor);
 
 /* Sends message @msg to device @name's target; 0 or an SSDC_DM_* failure. */
 int ssdc_message(const char *name, const char *msg);
+
+/* How many times device @name is open, or an SSDC_DM_* failure. */
+int ssdc_open_count(const char *name);
+
+/* Removes device @name, waiting for udev; 0 or SSDC_DM_FAILED. */
+int ssdc_remove(const char *name);
+
+/* Creates device @name with one ssdcache target; 0 or SSDC_DM_FAILED. */
+int ssdc_create_dev(const char *name, uint64_t sectors, const char *params);
 
 #endif

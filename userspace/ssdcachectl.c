@@ -3,8 +3,10 @@
  * ssdcachectl: control tool for ssdcache devices.
  *
  * Exit codes: 0 success, 1 the operation failed, 2 bad usage,
- * 3 the named device does not exist or is not an ssdcache device.
+ * 3 the named device does not exist or is not an ssdcache device,
+ * 130 interrupted (Ctrl-C) and cancelled cleanly.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +15,11 @@
 #include <libdevmapper.h>
 
 #include "dm.h"
+#include "flush.h"
+#include "lifecycle.h"
 #include "stats.h"
 #include "ssdcache_format.h"
 
-#define EXIT_FAILED	1
-#define EXIT_USAGE	2
-#define EXIT_NODEV	3
 
 #define SSDCACHECTL_VERSION "0.1.0"
 
@@ -288,7 +289,98 @@ static int cmd_reset_stats(int argc, char **argv)
 	return send_message("reset-stats", argv[0], "reset_stats");
 }
 
+/* Flushes @name for command @cmd; returns the exit code. */
+static int do_flush(const char *cmd, const char *name)
+{
+	uint64_t dirty = 0;
+	int cancelled, r = ssdc_flush(name, &cancelled);
+
+	if (r == SSDC_FLUSH_FAILED) {
+		fprintf(stderr, "ssdcachectl %s: %s: the cache failed during the flush (see the kernel log)\n",
+			cmd, name);
+		return EXIT_FAILED;
+	}
+	if (r)
+		return dm_failure(cmd, name, r, "");
+	ssdc_dirty(name, &dirty, NULL, NULL, 0);
+	if (cancelled == 1) {
+		fprintf(stderr, "ssdcachectl %s: %s: cancelled; %" PRIu64 " blocks stay dirty\n",
+			cmd, name, dirty);
+		return EXIT_CANCELLED;
+	}
+	if (cancelled) {
+		fprintf(stderr, "ssdcachectl %s: %s: no block written back for a minute; %" PRIu64 " stay dirty (origin errors? see the kernel log)\n",
+			cmd, name, dirty);
+		return EXIT_FAILED;
+	}
+	printf("%s: clean\n", name);
+	return 0;
+}
+
+static int cmd_flush(int argc, char **argv)
+{
+	if (argc != 1) {
+		fprintf(stderr, "ssdcachectl flush: expected one device name\n");
+		return EXIT_USAGE;
+	}
+	return do_flush("flush", argv[0]);
+}
+
+static int cmd_remove(int argc, char **argv)
+{
+	const char *name = NULL;
+	int flush = 0, keep = 0, i, r;
+	uint64_t dirty;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--flush"))
+			flush = 1;
+		else if (!strcmp(argv[i], "--keep-dirty"))
+			keep = 1;
+		else if (argv[i][0] == '-' || name)
+			break;
+		else
+			name = argv[i];
+	}
+	if (i < argc || !name || (flush && keep)) {
+		fprintf(stderr, "ssdcachectl remove: expected <name> [--flush | --keep-dirty]\n");
+		return EXIT_USAGE;
+	}
+	r = ssdc_open_count(name);
+	if (r < 0)
+		return dm_failure("remove", name, r, "");
+	if (r > 0) {
+		fprintf(stderr, "ssdcachectl remove: %s: in use (open %d times); unmount it first\n",
+			name, r);
+		return EXIT_FAILED;
+	}
+	r = ssdc_dirty(name, &dirty, NULL, NULL, 0);
+	if (r)
+		return dm_failure("remove", name, r, "");
+	if (dirty && !flush && !keep) {
+		fprintf(stderr, "ssdcachectl remove: %s: %" PRIu64 " dirty blocks exist only on the cache; use --flush to write them back first, or --keep-dirty to leave them for the next load\n",
+			name, dirty);
+		return EXIT_FAILED;
+	}
+	if (dirty && flush) {
+		r = do_flush("remove", name);
+		if (r)
+			return r;
+	}
+	if (ssdc_remove(name)) {
+		fprintf(stderr, "ssdcachectl remove: %s: device-mapper refused to remove it (in use?)\n",
+			name);
+		return EXIT_FAILED;
+	}
+	return 0;
+}
+
 static const struct command commands[] = {
+	{ "create", "<name> --origin DEV --cache DEV [--mode wt|wb|wa] [--block-size N] [--policy lru|fifo] [--sequential-cutoff BYTES] [--force]",
+	  "format DEV as a cache of the origin and create /dev/mapper/<name>", ssdc_cmd_create },
+	{ "load", "<cache-dev> [<name>] [--mode wt|wb|wa]",
+	  "reassemble a cache from its superblock; finds the origin by its recorded identity",
+	  ssdc_cmd_load },
 	{ "list", "", "list the ssdcache devices", cmd_list },
 	{ "status", "<name>", "print a device's status line", cmd_status },
 	{ "stats", "[--json|--prometheus] [--watch] [--interval S] [<name>...]",
@@ -298,6 +390,9 @@ static const struct command commands[] = {
 	{ "set", "<name> <setting> <value>",
 	  "change mode, policy, sequential_cutoff or a writeback tunable", cmd_set },
 	{ "reset-stats", "<name>", "zero a device's counters", cmd_reset_stats },
+	{ "flush", "<name>", "write every dirty block back (Ctrl-C cancels)", cmd_flush },
+	{ "remove", "<name> [--flush | --keep-dirty]",
+	  "remove a device; with dirty blocks, one of the options is needed", cmd_remove },
 	{ "version", "", "print the tool and format versions", cmd_version },
 	{ NULL, NULL, NULL, NULL },
 };

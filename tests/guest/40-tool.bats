@@ -35,3 +35,190 @@ setup() { require_guest; }
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"not an ssdcache device"* ]]
 }
+
+# A write-back cache "fl" that cleans only when asked, with 4 MiB of
+# random 4 KiB writes dirty on it; $sum is the device's md5 then.
+dirty_cache() {
+	dev=$(nullb_create flo 64 fast)
+	cache=$(nullb_create flc 16 fast)
+	table_opts="writeback_idle_ms 0 dirty_high 100 $*"
+	ssdc_create fl "$dev" "$cache" writeback format $table_opts >/dev/null
+	fio_verify /dev/mapper/fl 4k-4k 4m
+	[ "$(ssdc_stat fl dirty)" -gt 0 ] || fail "nothing dirty"
+	sum=$(dev_md5 /dev/mapper/fl)
+}
+
+@test "ssdcachectl flush: writes every dirty block back; the origin alone then has the data" {
+	dirty_cache
+	run "$SSDCACHECTL" flush fl
+	[ "$status" -eq 0 ] || fail "flush: $status $output"
+	[[ "$output" == *"fl: clean"* ]] || fail "flush: $output"
+	assert_eq 0 "$(ssdc_stat fl dirty)" "dirty after flush"
+	run "$SSDCACHECTL" remove fl
+	[ "$status" -eq 0 ] || fail "remove: $output"
+	assert_eq "$sum" "$(dev_md5 "$dev")" "origin after flush and remove"
+}
+
+@test "ssdcachectl flush: Ctrl-C cancels cleanly, the rest stays dirty" {
+	dirty_cache writeback_rate 20
+	before=$(ssdc_stat fl dirty)
+	run timeout --preserve-status -s INT 6 "$SSDCACHECTL" flush fl
+	[ "$status" -eq 130 ] || fail "flush under Ctrl-C: $status $output"
+	[[ "$output" == *"cancelled"* ]] || fail "flush: $output"
+	assert_eq dirty "$(ssdc_stat fl writeback)" "writeback state after cancel"
+	left=$(ssdc_stat fl dirty)
+	[ "$left" -gt 0 ] && [ "$left" -lt "$before" ] || fail "dirty $before -> $left"
+	assert_eq "$sum" "$(dev_md5 /dev/mapper/fl)" "data after cancel"
+}
+
+@test "ssdcachectl remove: refuses dirty blocks without --flush or --keep-dirty; --keep-dirty keeps them for the next load" {
+	dirty_cache
+	dirty=$(ssdc_stat fl dirty)
+	run "$SSDCACHECTL" remove fl
+	[ "$status" -eq 1 ] || fail "remove with dirty blocks: $status $output"
+	[[ "$output" == *"$dirty dirty blocks"*--flush*--keep-dirty* ]] || fail "remove: $output"
+	dmsetup info fl >/dev/null || fail "the device went away"
+	run "$SSDCACHECTL" remove fl --flush --keep-dirty
+	[ "$status" -eq 2 ]
+
+	run "$SSDCACHECTL" remove fl --keep-dirty
+	[ "$status" -eq 0 ] || fail "remove --keep-dirty: $output"
+	! dmsetup info fl >/dev/null 2>&1 || fail "fl still exists"
+	ssdc_create fl "$dev" "$cache" writeback $table_opts >/dev/null
+	assert_eq "$dirty" "$(ssdc_stat fl dirty)" "dirty blocks after the next load"
+	assert_eq "$sum" "$(dev_md5 /dev/mapper/fl)" "data after the next load"
+
+	run "$SSDCACHECTL" remove fl --flush
+	[ "$status" -eq 0 ] || fail "remove --flush: $output"
+	assert_eq "$sum" "$(dev_md5 "$dev")" "origin after remove --flush"
+}
+
+@test "ssdcachectl remove: refuses a device in use, and names a missing one" {
+	dev=$(nullb_create flo 64 fast)
+	cache=$(nullb_create flc 16 fast)
+	ssdc_create fl "$dev" "$cache" writethrough format >/dev/null
+	sleep 60 </dev/mapper/fl &
+	holder=$!
+	run "$SSDCACHECTL" remove fl
+	kill "$holder"
+	wait "$holder" 2>/dev/null || true
+	[ "$status" -eq 1 ] || fail "remove while open: $status $output"
+	[[ "$output" == *"in use"* ]] || fail "remove: $output"
+	run "$SSDCACHECTL" remove nosuch
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"nosuch: no such device"* ]]
+	run "$SSDCACHECTL" flush nosuch
+	[ "$status" -eq 3 ]
+	run "$SSDCACHECTL" remove fl
+	[ "$status" -eq 0 ] || fail "remove: $output"
+}
+
+@test "ssdcachectl create/load: create, write, remove --keep-dirty, load: same data, same dirty blocks" {
+	dev=$(nullb_create lco 64 fast)
+	cache=$(nullb_create lcc 16 fast)
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache" --mode wb --policy fifo
+	[ "$status" -eq 0 ] || fail "create: $output"
+	[[ "$output" == *"/dev/mapper/lc"* ]] || fail "create: $output"
+	[[ "$output" == *"no /dev/disk/by-id name"* ]] || fail "no warning about the unstable name: $output"
+	_devices_register dm lc
+	[[ "$(dmsetup table lc)" == *" writeback "*"policy fifo"*"origin_id dev:lco"* ]] ||
+		fail "table: $(dmsetup table lc)"
+	fio_verify /dev/mapper/lc 4k-4k 4m
+	sum=$(dev_md5 /dev/mapper/lc)
+	dirty=$(ssdc_stat lc dirty)
+	[ "$dirty" -gt 0 ] || fail "nothing dirty"
+	run "$SSDCACHECTL" remove lc --keep-dirty
+	[ "$status" -eq 0 ] || fail "remove: $output"
+
+	run "$SSDCACHECTL" load "$cache" lc2
+	[ "$status" -eq 0 ] || fail "load: $output"
+	_devices_register dm lc2
+	assert_eq writeback "$(ssdc_stat lc2 mode)" "mode after load"
+	assert_eq "$dirty" "$(ssdc_stat lc2 dirty)" "dirty after load"
+	assert_eq "$sum" "$(dev_md5 /dev/mapper/lc2)" "data after load"
+	# A second load of the same cache is refused: it is in use.
+	run "$SSDCACHECTL" load "$cache" lc3
+	[ "$status" -eq 1 ] || fail "second load: $status $output"
+	[[ "$output" == *"in use"* ]] || fail "second load: $output"
+	run "$SSDCACHECTL" remove lc2 --flush
+	[ "$status" -eq 0 ] || fail "remove --flush: $output"
+	assert_eq "$sum" "$(dev_md5 "$dev")" "origin after remove --flush"
+	# Without a name, load names the device after the cache's UUID.
+	run "$SSDCACHECTL" load "$cache"
+	[ "$status" -eq 0 ] || fail "load without a name: $output"
+	name=${output##*/}
+	_devices_register dm "$name"
+	[[ "$name" == ssdc-* ]] || fail "load named it $name"
+}
+
+@test "ssdcachectl create: refuses a cache holding a filesystem, a partition table or a cache, and devices in use" {
+	dev=$(nullb_create lco 64 fast)
+	cache=$(nullb_create lcc 16 fast)
+	other=$(nullb_create lcx 16 fast)
+	mkfs.ext4 -q "$cache"
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache"
+	[ "$status" -eq 1 ] || fail "create over ext4: $status $output"
+	[[ "$output" == *"ext4"*--force* ]] || fail "create over ext4: $output"
+	! dmsetup info lc >/dev/null 2>&1 || fail "lc was created"
+
+	wipefs -qa "$cache"
+	# An MBR with one Linux partition (no partitioning tool needed).
+	/usr/bin/python3 - "$cache" <<-'PY'
+		import struct, sys
+		with open(sys.argv[1], "r+b") as f:
+		    f.seek(446)
+		    f.write(struct.pack("<B3sB3sII", 0, b"\0\2\0", 0x83, b"\0\0\0", 2048, 8192))
+		    f.seek(510)
+		    f.write(b"\x55\xaa")
+	PY
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache"
+	[ "$status" -eq 1 ] && [[ "$output" == *"dos partition table"* ]] || fail "over a partition table: $output"
+
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache" --force
+	[ "$status" -eq 0 ] || fail "create --force: $output"
+	_devices_register dm lc
+	run "$SSDCACHECTL" remove lc
+	[ "$status" -eq 0 ] || fail "remove: $output"
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache"
+	[ "$status" -eq 1 ] && [[ "$output" == *"ssdcache superblock (a cache of dev:lco)"* ]] ||
+		fail "over a cache: $output"
+
+	dm_linear_create holder "$other" >/dev/null
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$other" --force
+	[ "$status" -eq 1 ] && [[ "$output" == *"in use: held by dm-"* ]] || fail "held cache: $output"
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$dev"
+	[ "$status" -eq 1 ] && [[ "$output" == *"same device"* ]] || fail "same device: $output"
+	run "$SSDCACHECTL" create lc --origin /dev/nosuch --cache "$cache"
+	[ "$status" -eq 1 ] && [[ "$output" == *"/dev/nosuch"* ]] || fail "missing origin: $output"
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache" --mode fast
+	[ "$status" -eq 2 ]
+	run "$SSDCACHECTL" create lc --origin "$dev"
+	[ "$status" -eq 2 ]
+	run "$SSDCACHECTL" create holder --origin "$dev" --cache "$cache" --force
+	[ "$status" -eq 1 ] && [[ "$output" == *"exists already"* ]] || fail "existing name: $output"
+}
+
+@test "ssdcachectl load: refuses a device without a cache, damaged superblocks and a missing origin" {
+	dev=$(nullb_create lco 64 fast)
+	cache=$(nullb_create lcc 16 fast)
+	run "$SSDCACHECTL" load "$cache" lc
+	[ "$status" -eq 1 ] && [[ "$output" == *"no ssdcache superblock"* ]] || fail "empty: $output"
+	"$SSDCACHECTL" create lc --origin "$dev" --cache "$cache" >/dev/null 2>&1
+	_devices_register dm lc
+	"$SSDCACHECTL" remove lc
+	cp_cache=$BATS_TEST_TMPDIR/sb
+	# A byte flipped in each superblock copy: checksums fail.
+	for off in 100 4196; do
+		printf "\xff" | dd of="$cache" bs=1 seek=$off conv=notrunc,fsync status=none
+	done
+	run "$SSDCACHECTL" load "$cache" lc
+	[ "$status" -eq 1 ] && [[ "$output" == *"both superblocks"*"damaged"* ]] || fail "damaged: $output"
+	! dmsetup info lc >/dev/null 2>&1 || fail "lc was loaded"
+
+	cache2=$(nullb_create lcd 16 fast)
+	"$SSDCACHECTL" create lc --origin "$dev" --cache "$cache2" >/dev/null 2>&1
+	"$SSDCACHECTL" remove lc
+	_nullb_remove lco
+	run "$SSDCACHECTL" load "$cache2" lc
+	[ "$status" -eq 1 ] && [[ "$output" == *"origin dev:lco"*"is not there"* ]] || fail "missing origin: $output"
+}

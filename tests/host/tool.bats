@@ -22,7 +22,7 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 }
 
 @test "tool: every command has --help" {
-	for c in list status stats top set reset-stats version; do
+	for c in create load list status stats top set reset-stats flush remove version; do
 		run "$TOOL" "$c" --help
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"usage: ssdcachectl $c"* ]]
@@ -61,5 +61,24 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 	run "$TOOL" set name mode "write back"
 	[ "$status" -eq 2 ]
 	run "$TOOL" reset-stats
+	[ "$status" -eq 2 ]
+	run "$TOOL" flush
+	[ "$status" -eq 2 ]
+	run "$TOOL" remove
+	[ "$status" -eq 2 ]
+	run "$TOOL" remove x --flush --keep-dirty
+	[ "$status" -eq 2 ]
+	run "$TOOL" remove x --now
+	[ "$status" -eq 2 ]
+	run "$TOOL" create x --origin /dev/null
+	[ "$status" -eq 2 ]
+	run "$TOOL" create x --origin a --cache b --mode fast
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown mode 'fast'"* ]]
+	run "$TOOL" create x --origin a --cache b --block-size 4k
+	[ "$status" -eq 2 ]
+	run "$TOOL" load
+	[ "$status" -eq 2 ]
+	run "$TOOL" load /dev/x name extra
 	[ "$status" -eq 2 ]
 }

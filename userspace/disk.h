@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ssdcachectl: block devices and the on-disk superblock. */
+#ifndef SSDCACHECTL_DISK_H
+#define SSDCACHECTL_DISK_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ssdcache_format.h"
+
+struct ssdc_dev {
+	char path[PATH_MAX];
+	dev_t rdev;
+	uint64_t sectors;
+	int fd;			/* O_RDONLY | O_DIRECT */
+};
+
+uint32_t ssdc_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* Opens block device @path; -1 with a reason in @err. */
+int ssdc_dev_open(const char *path, struct ssdc_dev *d, char *err, size_t len);
+void ssdc_dev_close(struct ssdc_dev *d);
+int ssdc_dev_busy(const struct ssdc_dev *d);
+void ssdc_dev_holder(const struct ssdc_dev *d, char *buf, size_t len);
+int ssdc_dev_contents(const struct ssdc_dev *d, char *buf, size_t len);
+
+enum { SSDC_SB_OK, SSDC_SB_NONE, SSDC_SB_CORRUPT, SSDC_SB_IOERR };
+/* The newest valid superblock copy of @d, in @out (little-endian fields). */
+int ssdc_read_sb(const struct ssdc_dev *d, struct ssdcache_disk_sb *out);
+
+int ssdc_origin_identity(const struct ssdc_dev *d, char *id, size_t len);
+int ssdc_identity_path(const char *id, char *path, size_t len);
+
+#endif

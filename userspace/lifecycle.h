@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ssdcachectl: exit codes, and the create and load commands. */
+#ifndef SSDCACHECTL_LIFECYCLE_H
+#define SSDCACHECTL_LIFECYCLE_H
+
+#define EXIT_FAILED	1
+#define EXIT_USAGE	2
+#define EXIT_NODEV	3
+#define EXIT_CANCELLED	130	/* Ctrl-C */
+
+int ssdc_cmd_create(int argc, char **argv);
+int ssdc_cmd_load(int argc, char **argv);
+
+#endif
