@@ -163,6 +163,40 @@ SSDCACHE_STATIC_ASSERT(SSDCACHE_SETS_PER_PAGE * SSDCACHE_ASSOC ==
 		       SSDCACHE_MAP_ENTRIES_PER_PAGE, "a page holds whole sets");
 
 /*
+ * The set of origin block @oblock among @nr_sets: a multiplicative hash
+ * (the 64-bit golden ratio, top 32 bits) scaled to the number of sets.
+ * Part of the format: a map entry is valid only in its block's set.
+ */
+static inline __u32 ssdcache_set_of(__u64 oblock, __u32 nr_sets)
+{
+	__u32 h = (__u32)((oblock * 0x61c8864680b583ebULL) >> 32);
+
+	return (__u32)(((__u64)h * nr_sets) >> 32);
+}
+
+/*
+ * What is wrong with map entry @e of cache block @slot, or NULL. An
+ * all-zero entry is an empty block.
+ */
+static inline const char *ssdcache_entry_problem(__u64 slot, __u64 e, __u64 nr_blocks,
+						 __u64 origin_blocks)
+{
+	__u64 oblock = e & SSDCACHE_MAP_OBLOCK_MASK;
+
+	if (!e)
+		return NULL;
+	if (slot >= nr_blocks)
+		return "entry past the last cache block";
+	if (!(e & SSDCACHE_MAP_VALID) || (e & ~SSDCACHE_MAP_ENTRY_MASK))
+		return "unknown entry flags";
+	if (oblock >= origin_blocks)
+		return "origin block out of range";
+	if (ssdcache_set_of(oblock, (__u32)(nr_blocks / SSDCACHE_ASSOC)) != slot / SSDCACHE_ASSOC)
+		return "block in the wrong set";
+	return NULL;
+}
+
+/*
  * Journal: a ring of journal_blocks metadata blocks. A commit is one or
  * more consecutive blocks (wrapping at the end of the ring), all carrying
  * the commit's seq, their index in the commit and the commit's length. A

@@ -12,7 +12,6 @@
  * what the slot's map entry should say goes through ssdc_slot_update(),
  * which flags it for the next journal commit (meta.c).
  */
-#include <linux/hash.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -60,7 +59,7 @@ void ssdc_cache_free(struct ssdcache *sc)
 /* The set of an origin block: a hash, so neighbours spread over sets. */
 u32 ssdc_set_of(struct ssdcache *sc, u64 oblock)
 {
-	return reciprocal_scale(hash_64(oblock, 32), sc->nr_sets);
+	return ssdcache_set_of(oblock, sc->nr_sets);
 }
 
 /*

@@ -106,19 +106,7 @@ int ssdc_meta_format(struct ssdcache *sc)
 /* Is @e a sound map entry for slot @slot? NULL if so, else why not. */
 const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e)
 {
-	u64 oblock = e & SSDCACHE_MAP_OBLOCK_MASK;
-
-	if (!e)
-		return NULL;
-	if (slot >= sc->nr_blocks)
-		return "entry past the last cache block";
-	if (!(e & SSDCACHE_MAP_VALID) || (e & ~SSDCACHE_MAP_ENTRY_MASK))
-		return "unknown entry flags";
-	if (oblock >= sc->origin_blocks)
-		return "origin block out of range";
-	if (ssdc_set_of(sc, oblock) != ssdc_slot_set(slot))
-		return "block in the wrong set";
-	return NULL;
+	return ssdcache_entry_problem(slot, e, sc->nr_blocks, sc->origin_blocks);
 }
 
 /* Sets slot @slot from a checked map entry @e (load and replay only). */

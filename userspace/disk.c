@@ -132,39 +132,52 @@ int ssdc_dev_contents(const struct ssdc_dev *d, char *buf, size_t len)
 	return found;
 }
 
-static int read_block(int fd, uint64_t sector, void *buf)
+/* Reads the metadata block at @sector into @buf (4096-byte aligned). */
+int ssdc_read_meta(const struct ssdc_dev *d, uint64_t sector, void *buf)
 {
-	return pread(fd, buf, SSDCACHE_META_BLOCK_SIZE, sector << 9) ==
+	return pread(d->fd, buf, SSDCACHE_META_BLOCK_SIZE, sector << 9) ==
 	       SSDCACHE_META_BLOCK_SIZE ? 0 : -1;
 }
 
-static int sb_valid(const struct ssdcache_disk_sb *sb)
+/* The checksum of metadata block @block, whose csum field is @csum. */
+uint32_t ssdc_meta_csum(const void *block, const uint32_t *csum)
 {
-	struct ssdcache_disk_sb copy = *sb;
+	unsigned char copy[SSDCACHE_META_BLOCK_SIZE];
 
-	copy.csum = 0;
-	return le64toh(sb->magic) == SSDCACHE_MAGIC &&
-	       le32toh(sb->version) == SSDCACHE_FORMAT_VERSION &&
-	       ssdc_crc32c(SSDCACHE_CRC_SEED, &copy, sizeof(copy)) == le32toh(sb->csum);
+	memcpy(copy, block, sizeof(copy));
+	memset(copy + ((const unsigned char *)csum - (const unsigned char *)block), 0, 4);
+	return ssdc_crc32c(SSDCACHE_CRC_SEED, copy, sizeof(copy));
+}
+
+int ssdc_read_sb_copy(const struct ssdc_dev *d, int copy, struct ssdcache_disk_sb *sb)
+{
+	static const uint64_t sectors[2] = { SSDCACHE_SB_SECTOR_A, SSDCACHE_SB_SECTOR_B };
+
+	if (ssdc_read_meta(d, sectors[copy], sb))
+		return SSDC_SB_IOERR;
+	if (le64toh(sb->magic) != SSDCACHE_MAGIC)
+		return SSDC_SB_NONE;
+	if (ssdc_meta_csum(sb, &sb->csum) != le32toh(sb->csum) ||
+	    le32toh(sb->version) != SSDCACHE_FORMAT_VERSION)
+		return SSDC_SB_CORRUPT;
+	return SSDC_SB_OK;
 }
 
 int ssdc_read_sb(const struct ssdc_dev *d, struct ssdcache_disk_sb *out)
 {
-	static const uint64_t sectors[2] = { SSDCACHE_SB_SECTOR_A, SSDCACHE_SB_SECTOR_B };
 	struct ssdcache_disk_sb *b;
-	int i, magic = 0, valid = 0;
+	int i, r, magic = 0, valid = 0;
 
 	if (posix_memalign((void **)&b, 4096, sizeof(*b)))
 		return SSDC_SB_IOERR;
 	for (i = 0; i < 2; i++) {
-		if (read_block(d->fd, sectors[i], b)) {
+		r = ssdc_read_sb_copy(d, i, b);
+		if (r == SSDC_SB_IOERR) {
 			free(b);
-			return SSDC_SB_IOERR;
+			return r;
 		}
-		if (le64toh(b->magic) != SSDCACHE_MAGIC)
-			continue;
-		magic = 1;
-		if (sb_valid(b) && (!valid || le64toh(b->seq) > le64toh(out->seq))) {
+		magic |= r != SSDC_SB_NONE;
+		if (r == SSDC_SB_OK && (!valid || le64toh(b->seq) > le64toh(out->seq))) {
 			*out = *b;
 			valid = 1;
 		}

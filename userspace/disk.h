@@ -26,7 +26,12 @@ int ssdc_dev_busy(const struct ssdc_dev *d);
 void ssdc_dev_holder(const struct ssdc_dev *d, char *buf, size_t len);
 int ssdc_dev_contents(const struct ssdc_dev *d, char *buf, size_t len);
 
+int ssdc_read_meta(const struct ssdc_dev *d, uint64_t sector, void *buf);
+uint32_t ssdc_meta_csum(const void *block, const uint32_t *csum);
+
 enum { SSDC_SB_OK, SSDC_SB_NONE, SSDC_SB_CORRUPT, SSDC_SB_IOERR };
+/* Copy @copy (0: A, 1: B) of the superblock; OK needs the current version. */
+int ssdc_read_sb_copy(const struct ssdc_dev *d, int copy, struct ssdcache_disk_sb *sb);
 /* The newest valid superblock copy of @d, in @out (little-endian fields). */
 int ssdc_read_sb(const struct ssdc_dev *d, struct ssdcache_disk_sb *out);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <libdevmapper.h>
 
+#include "check.h"
 #include "dm.h"
 #include "flush.h"
 #include "lifecycle.h"
@@ -375,6 +376,26 @@ static int cmd_remove(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_check(int argc, char **argv)
+{
+	if (argc != 1 || argv[0][0] == '-') {
+		fprintf(stderr, "ssdcachectl check: expected one cache device\n");
+		return CHECK_USAGE;
+	}
+	return ssdc_check(argv[0]);
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	int json = argc == 2 && !strcmp(argv[1], "--json");
+
+	if (argc < 1 || argc > 2 || argv[0][0] == '-' || (argc == 2 && !json)) {
+		fprintf(stderr, "ssdcachectl dump: expected <cache-dev> [--json]\n");
+		return EXIT_USAGE;
+	}
+	return ssdc_dump(argv[0], json) ? EXIT_FAILED : 0;
+}
+
 static const struct command commands[] = {
 	{ "create", "<name> --origin DEV --cache DEV [--mode wt|wb|wa] [--block-size N] [--policy lru|fifo] [--sequential-cutoff BYTES] [--force]",
 	  "format DEV as a cache of the origin and create /dev/mapper/<name>", ssdc_cmd_create },
@@ -393,6 +414,11 @@ static const struct command commands[] = {
 	{ "flush", "<name>", "write every dirty block back (Ctrl-C cancels)", cmd_flush },
 	{ "remove", "<name> [--flush | --keep-dirty]",
 	  "remove a device; with dirty blocks, one of the options is needed", cmd_remove },
+	{ "check", "<cache-dev>",
+	  "verify a cache's metadata offline (exit 0 clean, 4 errors, 8 unreadable, 16 usage)",
+	  cmd_check },
+	{ "dump", "<cache-dev> [--json]", "print a cache's metadata (superblock, journal, map)",
+	  cmd_dump },
 	{ "version", "", "print the tool and format versions", cmd_version },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -43,5 +43,22 @@ int main(void)
 	      "a journal block is its header and 252 records");
 	check((SSDCACHE_MAP_ENTRY_MASK & SSDCACHE_MAP_DIRTY) && SSDCACHE_MAP_DIRTY != SSDCACHE_MAP_VALID,
 	      "map entries have a DIRTY bit of their own");
+	/* The set hash, against values computed independently (Python). */
+	check(ssdcache_set_of(0, 1000) == 0 && ssdcache_set_of(1, 1000) == 381,
+	      "set of an origin block: known values");
+	check(ssdcache_set_of(123456789, 31) == 7 &&
+	      ssdcache_set_of(1ULL << 47, 7) == 5, "set hash over 64-bit blocks");
+	check(!ssdcache_entry_problem(5, 0, 112, 1000), "an empty entry is fine");
+	check(ssdcache_entry_problem(112, SSDCACHE_MAP_VALID | 1, 112, 1000) != NULL,
+	      "an entry past the last block is refused");
+	check(ssdcache_entry_problem(0, 1, 112, 1000) != NULL, "an entry without VALID is refused");
+	check(ssdcache_entry_problem(0, SSDCACHE_MAP_VALID | 1000, 112, 1000) != NULL,
+	      "an origin block out of range is refused");
+	check(!ssdcache_entry_problem(ssdcache_set_of(7, 2) * SSDCACHE_ASSOC,
+				      SSDCACHE_MAP_VALID | SSDCACHE_MAP_DIRTY | 7, 112, 1000),
+	      "a dirty entry in its set is fine");
+	check(ssdcache_entry_problem((1 - ssdcache_set_of(7, 2)) * SSDCACHE_ASSOC,
+				     SSDCACHE_MAP_VALID | 7, 112, 1000) != NULL,
+	      "an entry in the wrong set is refused");
 	return failed;
 }

@@ -22,7 +22,7 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 }
 
 @test "tool: every command has --help" {
-	for c in create load list status stats top set reset-stats flush remove version; do
+	for c in create load list status stats top set reset-stats flush remove check dump version; do
 		run "$TOOL" "$c" --help
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"usage: ssdcachectl $c"* ]]
@@ -80,5 +80,11 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 	run "$TOOL" load
 	[ "$status" -eq 2 ]
 	run "$TOOL" load /dev/x name extra
+	[ "$status" -eq 2 ]
+	run "$TOOL" check
+	[ "$status" -eq 16 ]
+	run "$TOOL" check /dev/nonexistent-device
+	[ "$status" -eq 8 ]
+	run "$TOOL" dump /dev/x --yaml
 	[ "$status" -eq 2 ]
 }

@@ -14,6 +14,8 @@ need a precise corruption (include/ssdcache_format.h is the reference).
                                          journal commit (valid checksum)
                                          whose record names a cache block
                                          past the end
+    ssdc_meta.py dup-map DEV             map one origin block twice in set 0
+                                         (map page 0, checksums recomputed)
 """
 import os
 import struct
@@ -111,6 +113,32 @@ def bad_jrec(f):
     f.write(blk)
 
 
+def set_of(oblock, nr_sets):
+    """The module's set of an origin block (cache.c ssdc_set_of)."""
+    h = ((oblock * 0x61C8864680B583EB) & (2**64 - 1)) >> 32
+    return (h * nr_sets) >> 32
+
+
+def dup_map(f):
+    """Maps one origin block in cache blocks 0 and 1 (set 0), checksums right."""
+    sb = best_sb(f)
+    start, pages = sb_field(sb, "map_start"), sb_field(sb, "map_pages")
+    nr_sets = sb_field(sb, "nr_blocks") // 56
+    oblock = next(b for b in range(1 << 20) if set_of(b, nr_sets) == 0)
+    entry = struct.pack("<Q", (1 << 63) | oblock)
+    for copy in (0, 1):
+        off = (start + copy * pages * 8) * 512
+        f.seek(off)
+        page = bytearray(f.read(4096))
+        if struct.unpack_from("<I", page, 0)[0] != 0x504d4353:
+            continue
+        page[64:72] = entry
+        page[72:80] = entry
+        struct.pack_into("<I", page, 4, block_csum(page, 4))
+        f.seek(off)
+        f.write(page)
+
+
 def main(argv):
     cmd, dev = argv[0], argv[1]
     with open(dev, "rb" if cmd == "sb" else "r+b") as f:
@@ -139,6 +167,9 @@ def main(argv):
             print(sb_field(sb, argv[2]))
         elif cmd == "flip-map":
             flip_map(f, int(argv[2]))
+            drop_cache(f)
+        elif cmd == "dup-map":
+            dup_map(f)
             drop_cache(f)
         elif cmd == "bad-jrec":
             bad_jrec(f)

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ssdcachectl check and dump: the cache's metadata read offline, with the
+ * rules the module applies at load (module/superblock.c, meta.c,
+ * journal.c): the newest valid superblock, its geometry, the newer valid
+ * copy of every map page, the journal replayed from its tail, and no
+ * origin block mapped twice. Nothing is written.
+ */
+#include <endian.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "disk.h"
+
+#define MAX_REPORTS	20	/* problems printed in full */
+#define MAP_BATCH	32	/* blocks in a commit, at most (the module's) */
+
+struct meta {
+	const struct ssdc_dev *dev;
+	struct ssdcache_disk_sb sb;
+	uint64_t nr, origin_blocks, map_pages, jblocks, map_start;
+	uint32_t nr_sets, bs;
+	uint64_t *map;			/* entries after replay */
+	uint64_t commits, jblocks_used, torn_pages;
+	unsigned int problems;
+	int warned;
+	void *buf;			/* one aligned metadata block */
+	FILE *log;			/* where problems go */
+};
+
+static void problem(struct meta *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void problem(struct meta *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->problems++ >= MAX_REPORTS)
+		return;
+	va_start(ap, fmt);
+	fprintf(m->log, "error: ");
+	vfprintf(m->log, fmt, ap);
+	fprintf(m->log, "\n");
+	va_end(ap);
+}
+
+static const char *bad_entry(const struct meta *m, uint64_t slot, uint64_t e)
+{
+	return ssdcache_entry_problem(slot, e, m->nr, m->origin_blocks);
+}
+
+/* The module's check_sb(), without the origin device. */
+static const char *bad_geometry(const struct meta *m)
+{
+	const struct ssdcache_disk_sb *sb = &m->sb;
+	uint64_t nr = m->nr, bs = m->bs;
+
+	if (le32toh(sb->flags))
+		return "unknown flags";
+	if (le64toh(sb->cache_sectors) > m->dev->sectors)
+		return "the device is smaller than when it was formatted";
+	if (!bs || (bs & (bs - 1)) || (bs << 9) < SSDCACHE_MIN_BLOCK_SIZE ||
+	    (bs << 9) > SSDCACHE_MAX_BLOCK_SIZE || le32toh(sb->assoc) != SSDCACHE_ASSOC ||
+	    !nr || nr % SSDCACHE_ASSOC ||
+	    m->map_pages != (nr + SSDCACHE_MAP_ENTRIES_PER_PAGE - 1) / SSDCACHE_MAP_ENTRIES_PER_PAGE ||
+	    le64toh(sb->journal_start) != SSDCACHE_JOURNAL_SECTOR || m->jblocks < 4 ||
+	    m->jblocks > (1ULL << 30) || le64toh(sb->journal_tail) >= m->jblocks ||
+	    m->map_start < SSDCACHE_JOURNAL_SECTOR + m->jblocks * SSDCACHE_META_BLOCK_SECTORS ||
+	    le64toh(sb->data_start) < m->map_start + 2 * m->map_pages * SSDCACHE_META_BLOCK_SECTORS ||
+	    le64toh(sb->data_start) + nr * bs > le64toh(sb->cache_sectors))
+		return "inconsistent geometry";
+	return NULL;
+}
+
+static const char *const copy_state[] = {
+	[SSDC_SB_OK] = "valid", [SSDC_SB_NONE] = "no ssdcache magic",
+	[SSDC_SB_CORRUPT] = "wrong checksum or version", [SSDC_SB_IOERR] = "unreadable",
+};
+
+/* Reads the superblocks; returns CHECK_* for a fatal problem, else 0. */
+static int load_sb(struct meta *m, FILE *out)
+{
+	struct ssdcache_disk_sb *c = m->buf;
+	int i, r, valid = 0;
+
+	for (i = 0; i < 2; i++) {
+		r = ssdc_read_sb_copy(m->dev, i, c);
+		if (r == SSDC_SB_IOERR)
+			return CHECK_OPERATIONAL;
+		fprintf(out, "superblock %c: %s", 'A' + i, copy_state[r]);
+		if (r == SSDC_SB_OK)
+			fprintf(out, ", seq %" PRIu64, (uint64_t)le64toh(c->seq));
+		fprintf(out, "\n");
+		if (r == SSDC_SB_OK && (!valid || le64toh(c->seq) > le64toh(m->sb.seq))) {
+			m->sb = *c;
+			valid = 1;
+		} else if (r != SSDC_SB_OK) {
+			m->warned = 1;
+		}
+	}
+	if (!valid) {
+		problem(m, "no valid superblock");
+		return CHECK_ERRORS;
+	}
+	m->nr = le64toh(m->sb.nr_blocks);
+	m->bs = le32toh(m->sb.block_sectors);
+	m->map_pages = le64toh(m->sb.map_pages);
+	m->jblocks = le64toh(m->sb.journal_blocks);
+	m->map_start = le64toh(m->sb.map_start);
+	m->nr_sets = (uint32_t)(m->nr / SSDCACHE_ASSOC);
+	m->origin_blocks = m->bs ? le64toh(m->sb.origin_sectors) / m->bs : 0;
+	if (bad_geometry(m)) {
+		problem(m, "superblock: %s", bad_geometry(m));
+		return CHECK_ERRORS;
+	}
+	return 0;
+}
+
+static int page_ok(const struct meta *m, uint64_t pg, const struct ssdcache_disk_map_hdr *h)
+{
+	return le32toh(h->magic) == SSDCACHE_MAP_MAGIC && le64toh(h->page) == pg &&
+	       !memcmp(h->cache_uuid, m->sb.cache_uuid, SSDCACHE_UUID_LEN) &&
+	       le32toh(h->csum) == ssdc_meta_csum(h, &h->csum);
+}
+
+/* The newer valid copy of map page @pg into m->map. */
+static int load_page(struct meta *m, uint64_t pg)
+{
+	const struct ssdcache_disk_map_hdr *h = m->buf;
+	uint64_t chosen[SSDCACHE_MAP_ENTRIES_PER_PAGE], best_seq = 0, i;
+	int copy, found = 0;
+
+	for (copy = 0; copy < 2; copy++) {
+		if (ssdc_read_meta(m->dev, m->map_start + (copy * m->map_pages + pg) *
+				   SSDCACHE_META_BLOCK_SECTORS, m->buf))
+			return CHECK_OPERATIONAL;
+		if (!page_ok(m, pg, h) || (found && le64toh(h->seq) <= best_seq))
+			continue;
+		found = 1;
+		best_seq = le64toh(h->seq);
+		for (i = 0; i < SSDCACHE_MAP_ENTRIES_PER_PAGE; i++)
+			chosen[i] = le64toh(((const uint64_t *)(h + 1))[i]);
+	}
+	if (!found) {
+		m->torn_pages++;
+		problem(m, "block map page %" PRIu64 ": no valid copy", pg);
+		return 0;
+	}
+	for (i = 0; i < SSDCACHE_MAP_ENTRIES_PER_PAGE; i++) {
+		uint64_t slot = pg * SSDCACHE_MAP_ENTRIES_PER_PAGE + i;
+		const char *bad = bad_entry(m, slot, chosen[i]);
+
+		if (bad)
+			problem(m, "block map page %" PRIu64 ", cache block %" PRIu64 ": %s", pg,
+				slot, bad);
+		else if (slot < m->nr)
+			m->map[slot] = chosen[i];
+	}
+	return 0;
+}
+
+/* Is journal block m->buf block @index of commit @seq? Sets *count. */
+static int jblock_ok(const struct meta *m, uint64_t seq, unsigned int index,
+		     unsigned int *count)
+{
+	const struct ssdcache_disk_jhdr *h = m->buf;
+	unsigned int c = le16toh(h->count);
+
+	if (le32toh(h->magic) != SSDCACHE_JOURNAL_MAGIC || le64toh(h->seq) != seq ||
+	    le16toh(h->index) != index ||
+	    memcmp(h->cache_uuid, m->sb.cache_uuid, SSDCACHE_UUID_LEN) ||
+	    le32toh(h->csum) != ssdc_meta_csum(h, &h->csum))
+		return 0;
+	if (!c || c > MAP_BATCH || (index && c != *count) ||
+	    le32toh(h->nr_records) > SSDCACHE_JOURNAL_RECORDS)
+		return 0;
+	*count = c;
+	return 1;
+}
+
+/* Replays the journal into m->map, as the module does at load. */
+static int replay(struct meta *m, FILE *dump)
+{
+	uint64_t pos = le64toh(m->sb.journal_tail), seq = le64toh(m->sb.journal_seq);
+	unsigned int count, i, r;
+
+	for (;;) {
+		uint64_t records = 0;
+
+		count = 0;
+		for (i = 0; i == 0 || i < count; i++) {
+			if (ssdc_read_meta(m->dev, SSDCACHE_JOURNAL_SECTOR + ((pos + i) % m->jblocks) *
+					   SSDCACHE_META_BLOCK_SECTORS, m->buf))
+				return CHECK_OPERATIONAL;
+			if (!jblock_ok(m, seq, i, &count))
+				return 0;	/* the end of the journal */
+		}
+		if (m->jblocks_used + count >= m->jblocks)
+			return 0;
+		/* Valid: apply its records, block by block (read again). */
+		for (i = 0; i < count; i++) {
+			const struct ssdcache_disk_jhdr *h = m->buf;
+			const struct ssdcache_disk_jrec *rec = (const void *)(h + 1);
+
+			if (ssdc_read_meta(m->dev, SSDCACHE_JOURNAL_SECTOR + ((pos + i) % m->jblocks) *
+					   SSDCACHE_META_BLOCK_SECTORS, m->buf))
+				return CHECK_OPERATIONAL;
+			for (r = 0; r < le32toh(h->nr_records); r++, records++) {
+				uint64_t slot = le64toh(rec[r].block), e = le64toh(rec[r].entry);
+				const char *bad = bad_entry(m, slot, e);
+
+				if (bad) {
+					problem(m, "journal commit %" PRIu64 ", record for cache block %" PRIu64 ": %s",
+						seq, slot, bad);
+					return CHECK_ERRORS;
+				}
+				m->map[slot] = e;
+			}
+		}
+		if (dump)
+			fprintf(dump, "journal commit %" PRIu64 ": %u blocks at %" PRIu64 ", %" PRIu64 " records\n",
+				seq, count, pos, records);
+		pos = (pos + count) % m->jblocks;
+		m->jblocks_used += count;
+		m->commits++;
+		seq++;
+	}
+}
+
+static void find_duplicates(struct meta *m)
+{
+	uint64_t set, a, b;
+
+	for (set = 0; set < m->nr_sets; set++) {
+		uint64_t first = set * SSDCACHE_ASSOC;
+
+		for (a = first; a < first + SSDCACHE_ASSOC; a++) {
+			if (!m->map[a])
+				continue;
+			for (b = a + 1; b < first + SSDCACHE_ASSOC; b++)
+				if (m->map[b] && ((m->map[a] ^ m->map[b]) & SSDCACHE_MAP_OBLOCK_MASK) == 0)
+					problem(m, "origin block %" PRIu64 " is mapped twice (cache blocks %" PRIu64 " and %" PRIu64 ")",
+						(uint64_t)(m->map[a] & SSDCACHE_MAP_OBLOCK_MASK), a, b);
+		}
+	}
+}
+
+/* Loads everything; returns a CHECK_* code. */
+static int load(struct meta *m, FILE *out, FILE *journal_dump)
+{
+	uint64_t pg;
+	int r = load_sb(m, out);
+
+	if (r)
+		return r;
+	m->map = calloc(m->nr, sizeof(*m->map));
+	if (!m->map)
+		return CHECK_OPERATIONAL;
+	for (pg = 0; pg < m->map_pages; pg++) {
+		r = load_page(m, pg);
+		if (r)
+			return r;
+	}
+	if (m->problems)
+		return CHECK_ERRORS;
+	r = replay(m, journal_dump);
+	if (r)
+		return r;
+	find_duplicates(m);
+	return m->problems ? CHECK_ERRORS : CHECK_CLEAN;
+}
+
+static void summary(const struct meta *m, FILE *out)
+{
+	uint64_t i, used = 0, dirty = 0;
+
+	for (i = 0; i < m->nr; i++) {
+		used += !!m->map[i];
+		dirty += !!(m->map[i] & SSDCACHE_MAP_DIRTY);
+	}
+	fprintf(out, "cache of %.63s: %" PRIu64 " blocks of %u bytes, %" PRIu64 " in use, %" PRIu64 " dirty\n",
+		m->sb.origin_id, m->nr, m->bs << 9, used, dirty);
+	fprintf(out, "journal: %" PRIu64 " commits (%" PRIu64 " blocks) to replay\n",
+		m->commits, m->jblocks_used);
+}
+
+static int open_meta(const char *path, struct meta *m, struct ssdc_dev *d, FILE *log)
+{
+	char err[512];
+
+	memset(m, 0, sizeof(*m));
+	m->log = log;
+	if (ssdc_dev_open(path, d, err, sizeof(err))) {
+		fprintf(stderr, "ssdcachectl: %s\n", err);
+		return CHECK_OPERATIONAL;
+	}
+	m->dev = d;
+	if (posix_memalign(&m->buf, 4096, SSDCACHE_META_BLOCK_SIZE)) {
+		ssdc_dev_close(d);
+		return CHECK_OPERATIONAL;
+	}
+	return 0;
+}
+
+static void close_meta(struct meta *m, struct ssdc_dev *d)
+{
+	free(m->map);
+	free(m->buf);
+	ssdc_dev_close(d);
+}
+
+int ssdc_check(const char *path)
+{
+	struct ssdc_dev d;
+	struct meta m;
+	int r = open_meta(path, &m, &d, stdout);
+
+	if (r)
+		return r;
+	r = load(&m, stdout, NULL);
+	if (r == CHECK_OPERATIONAL)
+		fprintf(stderr, "ssdcachectl check: %s: cannot read the metadata\n", path);
+	if (r == CHECK_CLEAN || r == CHECK_ERRORS) {
+		if (m.map)
+			summary(&m, stdout);
+		if (m.problems > MAX_REPORTS)
+			printf("(%u more problems not shown)\n", m.problems - MAX_REPORTS);
+		if (r == CHECK_CLEAN)
+			printf("%s: clean%s\n", path,
+			       m.warned ? " (one superblock copy is bad; the next write replaces it)" : "");
+		else
+			printf("%s: %u problems; the module will refuse to load this cache\n", path,
+			       m.problems);
+	}
+	close_meta(&m, &d);
+	return r;
+}
+
+static void json_sb(const struct ssdcache_disk_sb *sb, FILE *out)
+{
+	char uuid[40];
+	int i;
+
+	for (i = 0; i < SSDCACHE_UUID_LEN; i++)
+		sprintf(uuid + 2 * i, "%02x", sb->cache_uuid[i]);
+	fprintf(out, "{\"seq\": %" PRIu64 ", \"cache_uuid\": \"%s\", \"origin_id\": \"%.63s\", "
+		"\"origin_sectors\": %" PRIu64 ", \"cache_sectors\": %" PRIu64 ", "
+		"\"block_size\": %u, \"nr_blocks\": %" PRIu64 ", \"journal_blocks\": %" PRIu64 ", "
+		"\"map_pages\": %" PRIu64 ", \"data_start\": %" PRIu64 ", \"mode\": %u, "
+		"\"journal_tail\": %" PRIu64 ", \"journal_seq\": %" PRIu64 ", \"ckpt_seq\": %" PRIu64 "}",
+		(uint64_t)le64toh(sb->seq), uuid, sb->origin_id,
+		(uint64_t)le64toh(sb->origin_sectors), (uint64_t)le64toh(sb->cache_sectors),
+		le32toh(sb->block_sectors) << 9, (uint64_t)le64toh(sb->nr_blocks),
+		(uint64_t)le64toh(sb->journal_blocks), (uint64_t)le64toh(sb->map_pages),
+		(uint64_t)le64toh(sb->data_start), le32toh(sb->mode),
+		(uint64_t)le64toh(sb->journal_tail), (uint64_t)le64toh(sb->journal_seq),
+		(uint64_t)le64toh(sb->ckpt_seq));
+}
+
+int ssdc_dump(const char *path, int json)
+{
+	struct ssdc_dev d;
+	struct meta m;
+	uint64_t i;
+	int r = open_meta(path, &m, &d, stderr), first = 1;
+	FILE *text = json ? NULL : stdout;
+
+	if (r)
+		return r;
+	r = load(&m, json ? stderr : stdout, text);
+	if (!m.map) {
+		close_meta(&m, &d);
+		return r ? r : CHECK_ERRORS;
+	}
+	if (json) {
+		printf("{\"superblock\": ");
+		json_sb(&m.sb, stdout);
+		printf(", \"journal\": {\"commits\": %" PRIu64 ", \"blocks\": %" PRIu64 "}, \"map\": [",
+		       m.commits, m.jblocks_used);
+	} else {
+		summary(&m, stdout);
+		printf("cache_block origin_block state\n");
+	}
+	for (i = 0; i < m.nr; i++) {
+		int dirty = !!(m.map[i] & SSDCACHE_MAP_DIRTY);
+
+		if (!m.map[i])
+			continue;
+		if (json)
+			printf("%s{\"block\": %" PRIu64 ", \"origin_block\": %" PRIu64 ", \"dirty\": %s}",
+			       first ? "" : ", ", i, (uint64_t)(m.map[i] & SSDCACHE_MAP_OBLOCK_MASK),
+			       dirty ? "true" : "false");
+		else
+			printf("%" PRIu64 " %" PRIu64 " %s\n", i, (uint64_t)(m.map[i] & SSDCACHE_MAP_OBLOCK_MASK),
+			       dirty ? "dirty" : "clean");
+		first = 0;
+	}
+	if (json)
+		printf("]}\n");
+	close_meta(&m, &d);
+	return r;
+}
