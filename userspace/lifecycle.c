@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/sysmacros.h>
 
 #include "disk.h"
@@ -15,6 +16,43 @@
 #include "lifecycle.h"
 
 #define ERR(...)	(fprintf(stderr, __VA_ARGS__), EXIT_FAILED)
+
+/*
+ * The kernel log's last device-mapper line about ssdcache (a table the
+ * target refused, a cache it could not load), timestamp included so that
+ * a repeated message still differs; "" if none can be read.
+ */
+static void last_dm_line(char *out, size_t len)
+{
+	int size = klogctl(10, NULL, 0);	/* SYSLOG_ACTION_SIZE_BUFFER */
+	char *buf, *line, *save = NULL;
+
+	out[0] = 0;
+	if (size <= 0 || !(buf = malloc(size + 1)))
+		return;
+	size = klogctl(3, buf, size);		/* SYSLOG_ACTION_READ_ALL */
+	buf[size > 0 ? size : 0] = 0;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "device-mapper: ") && strstr(line, "ssdcache") &&
+		    !strstr(line, "preresume failed"))	/* dm's echo of ours */
+			snprintf(out, len, "%s", line);
+	free(buf);
+}
+
+/* Says why the kernel refused, if its log has a new line about it. */
+static int kernel_refused(const char *cmd, const char *before, const char *what)
+{
+	char after[512];
+	const char *reason;
+
+	last_dm_line(after, sizeof(after));
+	reason = strstr(after, "device-mapper: ");
+	if (after[0] && strcmp(before, after) && reason)
+		return ERR("ssdcachectl %s: the kernel refused %s: %s\n", cmd, what,
+			   reason + strlen("device-mapper: "));
+	return ERR("ssdcachectl %s: the kernel refused %s (see the kernel log: dmesg | tail)\n",
+		   cmd, what);
+}
 
 static const char *mode_word(const char *m)
 {
@@ -151,7 +189,7 @@ int ssdc_cmd_create(int argc, char **argv)
 {
 	struct create_opts o;
 	struct ssdc_dev origin, cache;
-	char err[512], id[SSDCACHE_ORIGIN_ID_LEN], params[1024];
+	char err[512], id[SSDCACHE_ORIGIN_ID_LEN], params[1024], before[512];
 	int r, n;
 
 	r = parse_create(argc, argv, &o);
@@ -191,9 +229,9 @@ int ssdc_cmd_create(int argc, char **argv)
 		 o.block_size ? " block_size " : "", o.block_size ? o.block_size : "",
 		 o.policy ? " policy " : "", o.policy ? o.policy : "",
 		 o.cutoff ? " sequential_cutoff " : "", o.cutoff ? o.cutoff : "");
+	last_dm_line(before, sizeof(before));
 	if (ssdc_create_dev(o.name, origin.sectors, params))
-		r = ERR("ssdcachectl create: the kernel refused the table '%s' (the reason is in the kernel log: dmesg | tail)\n",
-			params);
+		r = kernel_refused("create", before, "the new cache");
 	else
 		printf("/dev/mapper/%s\n", o.name);
 out:
@@ -206,7 +244,7 @@ int ssdc_cmd_load(int argc, char **argv)
 {
 	struct ssdcache_disk_sb sb;
 	struct ssdc_dev origin, cache;
-	char err[512], name[128], path[PATH_MAX], params[1024];
+	char err[512], name[128], path[PATH_MAX], params[1024], before[512];
 	const char *mode = NULL;
 	int r;
 
@@ -260,9 +298,9 @@ int ssdc_cmd_load(int argc, char **argv)
 		 major(origin.rdev), minor(origin.rdev), major(cache.rdev), minor(cache.rdev),
 		 mode ? mode : sb_mode_word(le32toh(sb.mode)),
 		 le32toh(sb.block_sectors) << 9, sb.origin_id);
+	last_dm_line(before, sizeof(before));
 	if (ssdc_create_dev(name, origin.sectors, params))
-		r = ERR("ssdcachectl load: the kernel refused to load %s (the reason is in the kernel log: dmesg | tail)\n",
-			argv[0]);
+		r = kernel_refused("load", before, "the cache");
 	else
 		printf("/dev/mapper/%s\n", name);
 out:

@@ -196,6 +196,12 @@ dirty_cache() {
 	[ "$status" -eq 2 ]
 	run "$SSDCACHECTL" create holder --origin "$dev" --cache "$cache" --force
 	[ "$status" -eq 1 ] && [[ "$output" == *"exists already"* ]] || fail "existing name: $output"
+	# What only the kernel checks comes back with the kernel's reason.
+	small=$(nullb_create lcs 1 fast)
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$small"
+	[ "$status" -eq 1 ] && [[ "$output" == *"Cache device too small for its own metadata"* ]] ||
+		fail "too small: $output"
+	! dmsetup info lc >/dev/null 2>&1 || fail "lc was created"
 }
 
 @test "ssdcachectl load: refuses a device without a cache, damaged superblocks and a missing origin" {

@@ -27,6 +27,7 @@ fresh_cache() {
 load_refused() {
 	run "$SSDCACHECTL" load "$cache" ck
 	[ "$status" -ne 0 ] || { dmsetup remove ck; fail "load accepted a damaged cache"; }
+	! dmsetup info ck >/dev/null 2>&1 || fail "a refused load left device ck behind"
 }
 
 @test "check and dump: a cache with dirty blocks is clean and its map is listed" {
@@ -80,6 +81,7 @@ load_refused() {
 	[ "$status" -eq 4 ] && [[ "$output" == *"journal commit"*"entry past the last cache block"* ]] ||
 		fail "bad-jrec: $status $output"
 	load_refused
+	[[ "$output" == *"Journal is corrupted"* ]] || fail "load gave no reason: $output"
 	devices_cleanup
 
 	fresh_cache
