@@ -21,6 +21,7 @@ USER_LDLIBS := -ldevmapper -lblkid
 
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
 
 TOOL := build/userspace/ssdcachectl
 TOOL_SRCS := $(wildcard userspace/*.c)
@@ -71,6 +72,7 @@ install: tool
 		$(DESTDIR)/lib/modules/$(INSTALL_KVER)/updates/dm-ssdcache.ko
 	$(if $(DESTDIR),,depmod -a $(INSTALL_KVER))
 	install -D -m 755 $(TOOL) $(DESTDIR)$(SBINDIR)/ssdcachectl
+	install -D -m 644 Documentation/ssdcachectl.8 $(DESTDIR)$(MANDIR)/man8/ssdcachectl.8
 
 clean:
 	rm -rf build

@@ -88,6 +88,7 @@ copy_tree() {
 	[ "$status" -eq 0 ]
 	[ -f "$dest/lib/modules/$KVER/updates/dm-ssdcache.ko" ]
 	[ -x "$dest/usr/local/sbin/ssdcachectl" ]
+	[ -f "$dest/usr/local/share/man/man8/ssdcachectl.8" ]
 	modinfo -F name "$dest/lib/modules/$KVER/updates/dm-ssdcache.ko" | grep -qx dm_ssdcache
 }
 

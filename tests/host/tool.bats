@@ -88,3 +88,13 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 	run "$TOOL" dump /dev/x --yaml
 	[ "$status" -eq 2 ]
 }
+
+@test "man page: renders without warnings and documents every command" {
+	page=$BATS_TEST_DIRNAME/../../Documentation/ssdcachectl.8
+	warnings=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+	[ -z "$warnings" ] || { echo "$warnings"; return 1; }
+	text=$(LC_ALL=C.UTF-8 MANWIDTH=200 man -l "$page" 2>/dev/null)
+	for c in $("$TOOL" --help | awk '/^  [a-z]/ {print $1}'); do
+		grep -qE "^ +$c( |$)" <<<"$text" || { echo "no entry for $c"; return 1; }
+	done
+}
