@@ -14,36 +14,48 @@ setup() {
 	require_guest
 }
 
+# log_devices P [OPT...]: a write-back cache P (table options OPT) whose
+# origin and SSD are two slices of one dm-log-writes device P_lw logging
+# to $logdev; sets dm, logdev, osect and csect.
+log_devices() {
+	local p=$1 data lw o c
+	shift
+	osect=$((8 * 2048)) csect=$((4 * 2048))
+	data=$(nullb_create "${p}_d" 12 fast)
+	logdev=$(nullb_create "${p}_l" 1024 fast)
+	lw=$(dm_logwrites_create "${p}_lw" "$data" "$logdev")
+	o=$(dm_linear_create "${p}_o" "$lw" 0 $osect)
+	c=$(dm_linear_create "${p}_c" "$lw" $osect $csect)
+	dm=$(ssdc_create "$p" "$o" "$c" writeback format origin_id crashcheck "$@")
+}
+
+# replay_devices P: removes P's devices; makes the disks a sweep replays
+# onto; sets replay and cow.
+replay_devices() {
+	local p=$1 n
+	for n in "$p" "${p}_c" "${p}_o" "${p}_lw"; do
+		dm_remove "$n"
+	done
+	replay=$(nullb_create "${p}_r" 12 fast)
+	cow=$(nullb_create "${p}_w" 64 fast)
+	modprobe dm-snapshot
+}
+
 # crash_sweep OPS SEED THEN [OPT...]: the workload, then THEN (a message
 # to the cache, or "none"), waiting until nothing is dirty; then every
 # crash point of all that.
 crash_sweep() {
 	local ops=$1 seed=$2 then=$3
 	shift 3
-	local osect=$((8 * 2048)) csect=$((4 * 2048))
-	data=$(nullb_create cs_d 12 fast)
-	logdev=$(nullb_create cs_l 1024 fast)
-	echo "crash_sweep: log-writes" >/dev/kmsg
-	lw=$(dm_logwrites_create cs_lw "$data" "$logdev")
-	echo "crash_sweep: slices" >/dev/kmsg
-	o=$(dm_linear_create cs_o "$lw" 0 $osect)
-	c=$(dm_linear_create cs_c "$lw" $osect $csect)
-	echo "crash_sweep: cache" >/dev/kmsg
-	dm=$(ssdc_create cs "$o" "$c" writeback format origin_id crashcheck "$@")
+	log_devices cs "$@"
 	dm_logwrites_mark cs_lw formatted
 	python3 "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw
 	if [ "$then" != none ]; then
 		dmsetup message cs 0 $then
 		wait_clean cs
 	fi
-	dm_remove cs
-	dm_remove cs_c
-	dm_remove cs_o
-	dm_remove cs_lw
-	replay=$(nullb_create cs_r 12 fast)
-	cow=$(nullb_create cs_w 64 fast)
+	replay_devices cs
 	loadlog=$(nullb_create cs_ll 64 fast)
-	modprobe dm-snapshot
 	run python3 "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
 		$osect $csect --every 10 --load-log "$loadlog"
 	echo "$output"
@@ -94,4 +106,26 @@ power_cut_wb() {
 	for secs in 3 5 8; do
 		power_cut_wb $secs
 	done
+}
+
+@test "crash: every flush point of a database-like writer on ext4 (files, fsync, a log with fdatasync), e2fsck at each" {
+	local FC=$SSDCACHE_TOP/tests/lib/fscrash.py mnt=$BATS_TEST_TMPDIR/mnt
+	# The cleaner and evictions run during the workload.
+	log_devices fs dirty_high 30 dirty_low 10
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$dm"
+	blockdev --flushbufs "$dm"
+	dm_logwrites_mark fs_lw formatted
+	mkdir -p "$mnt"
+	mount -t ext4 "$dm" "$mnt"
+	python3 "$FC" gen "$mnt" "$BATS_TEST_TMPDIR/state" 12 7 --marker fs_lw ||
+		{ umount "$mnt"; fail "the workload failed"; }
+	umount "$mnt"
+	replay_devices fs
+	run python3 "$FC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
+		$osect $csect "$mnt"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	n=$(echo "$output" | sed -n 's/^fscrash: \([0-9]*\) crash points checked$/\1/p')
+	[ "${n:-0}" -ge 50 ] || fail "only ${n:-0} crash points"
+	echo "# $n crash points checked (ext4, e2fsck at each)" >&3
 }

@@ -262,7 +262,9 @@ def udevd_pids():
     return [int(p) for p in r.stdout.split()]
 
 
-def sweep(a):
+def sweep(a, points=None):
+    """Runs POINTS(a) (default: sweep_points) with udevd stopped: its
+    probes of every new device would pile up for minutes."""
     subprocess.run(["udevadm", "settle"], check=False)
     cmdlines = []
     for pid in udevd_pids():
@@ -274,7 +276,7 @@ def sweep(a):
             break
         time.sleep(0.05)
     try:
-        return sweep_points(a)
+        return (points or sweep_points)(a)
     finally:
         for cmd in cmdlines:
             if "--daemon" not in cmd:
@@ -397,6 +399,15 @@ def sweep_points(a):
     return 0
 
 
+def add_sweep_args(parser):
+    """The arguments every sweep takes: the log, the state, the replay and
+    COW devices, and the two slices' sizes in sectors."""
+    for n in ("log", "state", "replay", "cow"):
+        parser.add_argument(n)
+    parser.add_argument("osect", type=int)
+    parser.add_argument("csect", type=int)
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -411,10 +422,7 @@ def main(argv):
     c.add_argument("state")
     c.add_argument("--mark")
     s = sub.add_parser("sweep")
-    for n in ("log", "state", "replay", "cow"):
-        s.add_argument(n)
-    s.add_argument("osect", type=int)
-    s.add_argument("csect", type=int)
+    add_sweep_args(s)
     s.add_argument("--every", type=int, default=0)
     s.add_argument("--load-log", help="a log device: also crash during recovery")
     a = p.parse_args(argv)
