@@ -67,11 +67,11 @@ crash_sweep() {
 }
 
 @test "crash: every flush point of a write-back workload, then a switch to writethrough" {
-	crash_sweep 300 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
+	crash_sweep 250 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
 }
 
 @test "crash: every flush point with the cleaner and evictions running, then a full flush" {
-	crash_sweep 300 2 flush dirty_high 5 dirty_low 1
+	crash_sweep 250 2 flush dirty_high 5 dirty_low 1
 }
 
 # power_cut_wb SECONDS: a write-back workload over two null_blk disks with
@@ -117,7 +117,7 @@ power_cut_wb() {
 	dm_logwrites_mark fs_lw formatted
 	mkdir -p "$mnt"
 	mount -t ext4 "$dm" "$mnt"
-	python3 "$FC" gen "$mnt" "$BATS_TEST_TMPDIR/state" 12 7 --marker fs_lw ||
+	python3 "$FC" gen "$mnt" "$BATS_TEST_TMPDIR/state" 8 7 --marker fs_lw ||
 		{ umount "$mnt"; fail "the workload failed"; }
 	umount "$mnt"
 	replay_devices fs
