@@ -90,8 +90,10 @@ vm_checks() {
 		return
 	fi
 	echo "check: booting $k for the guest suites"
+	# The guest suites take over 30 minutes under TCG, more on a busy
+	# machine: allow an hour rather than vm-run's default 40 minutes.
 	# shellcheck disable=SC2086
-	scripts/vm-run -k "$k" -o "$res/vm-$k" -- bats --tap $suites \
+	scripts/vm-run -k "$k" -t 3600 -o "$res/vm-$k" -- bats --tap $suites \
 		>"$res/guest-$k.out" 2>"$res/vm-$k.err"
 	ingest "[$k]" "$res/vm-$k/output.log"
 	h=$(cat "$res/vm-$k/harness" 2>/dev/null || echo unfinished)
