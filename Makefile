@@ -8,7 +8,9 @@
 #   make checkpatch      kernel style (checkpatch.pl --strict) over the module
 #   make check           everything, host tests, one VM per kernel
 #   make demo            the demo: a cache over simulated HDD + SSD in a VM
-#   make install         module + tool on this machine
+#   make install         module, tool, man page, udev rule, systemd unit
+#   make install-tool    the same without the module
+#   make dkms-install    the module's sources under DKMS, for every kernel
 #
 # Kbuild (the kernel's build system) reads ./Kbuild, not this file.
 
@@ -22,12 +24,16 @@ USER_LDLIBS := -ldevmapper -lblkid
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
+UDEVRULESDIR ?= /etc/udev/rules.d
+SYSTEMDUNITDIR ?= /etc/systemd/system
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 
 TOOL := build/userspace/ssdcachectl
 TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_HDRS := $(wildcard userspace/*.h) include/ssdcache_format.h
 
-.PHONY: all modules selftest-modules sparse checkpatch tool check demo deps install clean
+.PHONY: all modules selftest-modules sparse checkpatch tool check demo deps install \
+	install-tool dkms-install clean
 
 all: modules tool
 
@@ -66,13 +72,35 @@ demo: deps
 # running kernel (or KVER) into /lib/modules/<release>/updates, and the tool.
 INSTALL_KVER := $(if $(filter command line,$(origin KVER)),$(KVER),$(shell uname -r))
 
-install: tool
+install: install-tool
 	scripts/build-module.sh $(INSTALL_KVER)
 	install -D -m 644 build/$(INSTALL_KVER)/dm-ssdcache.ko \
 		$(DESTDIR)/lib/modules/$(INSTALL_KVER)/updates/dm-ssdcache.ko
 	$(if $(DESTDIR),,depmod -a $(INSTALL_KVER))
+
+# The tool, its man page, and boot-time assembly (udev rule, systemd unit).
+install-tool: tool
 	install -D -m 755 $(TOOL) $(DESTDIR)$(SBINDIR)/ssdcachectl
 	install -D -m 644 Documentation/ssdcachectl.8 $(DESTDIR)$(MANDIR)/man8/ssdcachectl.8
+	mkdir -p $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/69-ssdcache.rules.in \
+		>$(DESTDIR)$(UDEVRULESDIR)/69-ssdcache.rules
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/ssdcache-assemble@.service.in \
+		>$(DESTDIR)$(SYSTEMDUNITDIR)/ssdcache-assemble@.service
+	$(if $(DESTDIR),,-udevadm control --reload)
+	$(if $(DESTDIR),,-systemctl daemon-reload 2>/dev/null)
+
+# make dkms-install [DESTDIR=<staging dir>]: the sources to
+# /usr/src/ssdcache-$(VERSION); without DESTDIR, also dkms add, then build
+# and install for every kernel that has headers (DKMS does later ones).
+DKMS_SRC = $(DESTDIR)/usr/src/ssdcache-$(VERSION)
+dkms-install:
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)
+	cp -r Kbuild dkms.conf module include $(DKMS_SRC)/
+	$(if $(DESTDIR),,-dkms remove ssdcache/$(VERSION) --all >/dev/null 2>&1)
+	$(if $(DESTDIR),,dkms add ssdcache/$(VERSION))
+	$(if $(DESTDIR),,for k in $(KERNELS); do dkms install ssdcache/$(VERSION) -k $$k || exit 1; done)
 
 clean:
 	rm -rf build

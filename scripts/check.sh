@@ -104,14 +104,14 @@ vm_checks() {
 		tail -n 80 "$res/vm-$k.err" | sed 's/^/    /'
 	fi
 
-	echo "check: booting $k twice: warm restart across a reboot"
+	echo "check: booting $k twice: warm restart across a reboot, assembled by udev"
 	mkdir -p "$res/reboot-$k/disks"
 	# Both boots share one results directory: the disks live there.
 	if scripts/vm-run -k "$k" -o "$res/reboot-$k" -- \
 		tests/vm/reboot.sh write "$res/reboot-$k/disks" >"$res/reboot-$k.out" 2>&1 &&
 		scripts/vm-run -k "$k" -o "$res/reboot-$k" -- \
 		tests/vm/reboot.sh verify "$res/reboot-$k/disks" >>"$res/reboot-$k.out" 2>&1; then
-		record PASS "[$k] reboot: write-back cache comes back warm and exact after a reboot"
+		record PASS "[$k] reboot: remove --keep-dirty, reboot: udev assembles the cache warm and exact"
 	else
 		record FAIL "[$k] reboot: write-back cache after a reboot"
 		tail -n 40 "$res/reboot-$k.out" | sed 's/^/    /'

@@ -237,3 +237,83 @@ int ssdc_identity_path(const char *id, char *path, size_t len)
 		return -1;
 	return 0;
 }
+
+/* Sets (1) or clears (0) the kernel's read-only flag of block device @path. */
+int ssdc_dev_set_ro(const char *path, int ro)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = ioctl(fd, BLKROSET, &ro);
+	close(fd);
+	return r;
+}
+
+/* The kernel's read-only flag of @path: 1, 0, or -1 if it cannot be read. */
+int ssdc_dev_get_ro(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ro = -1;
+
+	if (fd < 0)
+		return -1;
+	if (ioctl(fd, BLKROGET, &ro))
+		ro = -1;
+	close(fd);
+	return ro;
+}
+
+/*
+ * Asks udev to look at device @rdev again: a "change" uevent written to
+ * sysfs, which the rule does not take as the device's arrival.
+ */
+void ssdc_dev_uevent(dev_t rdev)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/uevent", major(rdev), minor(rdev));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "change", 6) != 6)
+			(void)0;	/* udev simply keeps its view */
+		close(fd);
+	}
+}
+
+/* Drops the page cache of @path: reads made while a cache held it are stale. */
+void ssdc_dev_drop_pages(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		ioctl(fd, BLKFLSBUF, 0);
+		close(fd);
+	}
+}
+
+/* Zeroes both superblock copies of cache device @path, durably. */
+int ssdc_wipe_sb(const char *path)
+{
+	static const uint64_t sectors[2] = { SSDCACHE_SB_SECTOR_A, SSDCACHE_SB_SECTOR_B };
+	void *zero;
+	int fd, i, r = 0;
+
+	if (posix_memalign(&zero, 4096, SSDCACHE_META_BLOCK_SIZE))
+		return -1;
+	memset(zero, 0, SSDCACHE_META_BLOCK_SIZE);
+	fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) {
+		free(zero);
+		return -1;
+	}
+	for (i = 0; i < 2 && !r; i++)
+		if (pwrite(fd, zero, SSDCACHE_META_BLOCK_SIZE, sectors[i] << 9) !=
+		    SSDCACHE_META_BLOCK_SIZE)
+			r = -1;
+	if (!r && fsync(fd))
+		r = -1;
+	close(fd);
+	free(zero);
+	return r;
+}

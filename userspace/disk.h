@@ -35,6 +35,12 @@ int ssdc_read_sb_copy(const struct ssdc_dev *d, int copy, struct ssdcache_disk_s
 /* The newest valid superblock copy of @d, in @out (little-endian fields). */
 int ssdc_read_sb(const struct ssdc_dev *d, struct ssdcache_disk_sb *out);
 
+int ssdc_dev_set_ro(const char *path, int ro);
+int ssdc_dev_get_ro(const char *path);
+void ssdc_dev_uevent(dev_t rdev);
+void ssdc_dev_drop_pages(const char *path);
+int ssdc_wipe_sb(const char *path);
+
 int ssdc_origin_identity(const struct ssdc_dev *d, char *id, size_t len);
 int ssdc_identity_path(const char *id, char *path, size_t len);
 

@@ -176,3 +176,27 @@ int ssdc_for_each_cache(ssdc_dev_fn fn, void *arg)
 	dm_task_destroy(dmt);
 	return r;
 }
+
+int ssdc_table_devs(const char *name, char *origin, char *cache, size_t len)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_TABLE);
+	uint64_t start, length;
+	char *type = NULL, *params = NULL, o[32], c[32];
+	int r = SSDC_DM_NOT_SSDCACHE;
+
+	if (!dmt)
+		return SSDC_DM_FAILED;
+	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt)) {
+		dm_task_destroy(dmt);
+		return SSDC_DM_NODEV;
+	}
+	dm_get_next_target(dmt, NULL, &start, &length, &type, &params);
+	if (type && !strcmp(type, SSDCACHE_TARGET_NAME) && params &&
+	    sscanf(params, "%31s %31s", o, c) == 2) {
+		snprintf(origin, len, "%s", o);
+		snprintf(cache, len, "%s", c);
+		r = 0;
+	}
+	dm_task_destroy(dmt);
+	return r;
+}

@@ -41,4 +41,10 @@ int ssdc_remove(const char *name);
 /* Creates device @name with one ssdcache target; 0 or SSDC_DM_FAILED. */
 int ssdc_create_dev(const char *name, uint64_t sectors, const char *params);
 
+/*
+ * The origin and cache devices ("major:minor") of ssdcache device @name,
+ * from its table; 0 or an SSDC_DM_* failure.
+ */
+int ssdc_table_devs(const char *name, char *origin, char *cache, size_t len);
+
 #endif

@@ -5,6 +5,7 @@
  * not yet written back simply stay dirty).
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "dm.h"
+#include "lifecycle.h"
+#include "stats.h"
 #include "flush.h"
 
 #define POLL_US		200000
@@ -109,3 +112,51 @@ int ssdc_flush(const char *name, int *cancelled)
 		return SSDC_FLUSH_FAILED;
 	return r;
 }
+
+/* Reports a failed lookup of @name by command @cmd; returns the exit code. */
+int ssdc_dm_failure(const char *cmd, const char *name, int r, const char *err)
+{
+	switch (r) {
+	case SSDC_DM_NODEV:
+		fprintf(stderr, "ssdcachectl %s: %s: no such device\n", cmd, name);
+		return EXIT_NODEV;
+	case SSDC_DM_NOT_SSDCACHE:
+		fprintf(stderr, "ssdcachectl %s: %s: not an ssdcache device\n", cmd, name);
+		return EXIT_NODEV;
+	case SSDC_NO_SYSFS:
+		fprintf(stderr, "ssdcachectl %s: %s: %s\n", cmd, name, err);
+		return EXIT_FAILED;
+	default:
+		fprintf(stderr, "ssdcachectl %s: %s: device-mapper query failed\n", cmd, name);
+		return EXIT_FAILED;
+	}
+}
+
+/* Flushes @name for command @cmd; returns the exit code. */
+int ssdc_do_flush(const char *cmd, const char *name)
+{
+	uint64_t dirty = 0;
+	int cancelled, r = ssdc_flush(name, &cancelled);
+
+	if (r == SSDC_FLUSH_FAILED) {
+		fprintf(stderr, "ssdcachectl %s: %s: the cache failed during the flush (see the kernel log)\n",
+			cmd, name);
+		return EXIT_FAILED;
+	}
+	if (r)
+		return ssdc_dm_failure(cmd, name, r, "");
+	ssdc_dirty(name, &dirty, NULL, NULL, 0);
+	if (cancelled == 1) {
+		fprintf(stderr, "ssdcachectl %s: %s: cancelled; %" PRIu64 " blocks stay dirty\n",
+			cmd, name, dirty);
+		return EXIT_CANCELLED;
+	}
+	if (cancelled) {
+		fprintf(stderr, "ssdcachectl %s: %s: no block written back for a minute; %" PRIu64 " stay dirty (origin errors? see the kernel log)\n",
+			cmd, name, dirty);
+		return EXIT_FAILED;
+	}
+	printf("%s: clean\n", name);
+	return 0;
+}
+

@@ -24,4 +24,10 @@ int ssdc_dirty(const char *name, uint64_t *dirty, uint64_t *cleaned, char *state
  */
 int ssdc_flush(const char *name, int *cancelled);
 
+/* Reports failure @r of looking up @name for command @cmd; the exit code. */
+int ssdc_dm_failure(const char *cmd, const char *name, int r, const char *err);
+
+/* Flushes @name for command @cmd, with progress; the exit code. */
+int ssdc_do_flush(const char *cmd, const char *name);
+
 #endif

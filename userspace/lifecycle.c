@@ -11,9 +11,11 @@
 #include <sys/klog.h>
 #include <sys/sysmacros.h>
 
+#include "boot.h"
 #include "disk.h"
 #include "dm.h"
 #include "lifecycle.h"
+#include "registry.h"
 
 #define ERR(...)	(fprintf(stderr, __VA_ARGS__), EXIT_FAILED)
 
@@ -130,41 +132,76 @@ static int cache_empty(const struct ssdc_dev *c, int force)
 		   c->path, what);
 }
 
+/* Table options create accepts as --<name with dashes> VALUE. */
+static const char *const table_opts[] = {
+	"policy", "sequential_cutoff", "dirty_high", "dirty_low",
+	"writeback_idle_ms", "writeback_rate", "writeback_yield",
+};
+
 struct create_opts {
-	const char *name, *origin, *cache, *mode, *policy, *block_size, *cutoff;
+	const char *name, *origin, *cache, *mode, *block_size;
+	char opts[SSDC_OPTS_LEN];	/* "key value ..." */
 	int force;
 };
 
-/* Where the value of option @arg goes; NULL if it takes none. */
-static const char **option_slot(struct create_opts *o, const char *arg)
+/* The table option that --@arg names ("--dirty-high": "dirty_high"), or NULL. */
+static const char *table_opt(const char *arg)
 {
-	const struct { const char *opt; const char **slot; } map[] = {
-		{ "--origin", &o->origin }, { "--cache", &o->cache },
-		{ "--mode", &o->mode }, { "--policy", &o->policy },
-		{ "--block-size", &o->block_size },
-		{ "--sequential-cutoff", &o->cutoff },
-	};
+	char key[64];
 	size_t i;
 
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-		if (!strcmp(arg, map[i].opt))
-			return map[i].slot;
+	if (strncmp(arg, "--", 2) || strlen(arg) >= sizeof(key) + 2)
+		return NULL;
+	for (i = 0; arg[i + 2]; i++)
+		key[i] = arg[i + 2] == '-' ? '_' : arg[i + 2];
+	key[i] = 0;
+	for (i = 0; i < sizeof(table_opts) / sizeof(table_opts[0]); i++)
+		if (!strcmp(key, table_opts[i]))
+			return table_opts[i];
 	return NULL;
+}
+
+static int numeric(const char *s)
+{
+	return s && *s && strspn(s, "0123456789") == strlen(s);
+}
+
+/* Appends table option @key @val to @o; the kernel checks the range. */
+static int add_opt(struct create_opts *o, const char *key, const char *val)
+{
+	size_t used = strlen(o->opts);
+
+	if (strcmp(key, "policy") ? !numeric(val) : strcmp(val, "lru") && strcmp(val, "fifo"))
+		return ERR("ssdcachectl create: bad value '%s' for --%s\n", val, key) + 1;
+	if (strstr(o->opts, key))
+		return ERR("ssdcachectl create: --%s given twice\n", key) + 1;
+	if (used + strlen(key) + strlen(val) + 3 > sizeof(o->opts))
+		return ERR("ssdcachectl create: too many options\n") + 1;
+	snprintf(o->opts + used, sizeof(o->opts) - used, "%s%s %s", used ? " " : "", key, val);
+	return 0;
 }
 
 static int parse_create(int argc, char **argv, struct create_opts *o)
 {
-	const char **val;
-	int i;
+	const char **val, *key;
+	int i, r;
 
 	memset(o, 0, sizeof(*o));
 	o->mode = "writethrough";
 	for (i = 0; i < argc; i++) {
-		val = option_slot(o, argv[i]);
+		val = !strcmp(argv[i], "--origin") ? &o->origin :
+		      !strcmp(argv[i], "--cache") ? &o->cache :
+		      !strcmp(argv[i], "--mode") ? &o->mode :
+		      !strcmp(argv[i], "--block-size") ? &o->block_size : NULL;
+		key = table_opt(argv[i]);
+		if ((val || key) && i + 1 >= argc)
+			return ERR("ssdcachectl create: %s needs a value\n", argv[i]) + 1;
 		if (val) {
-			if (i + 1 >= argc)
-				return ERR("ssdcachectl create: %s needs a value\n", argv[i]) + 1;
 			*val = argv[++i];
+		} else if (key) {
+			r = add_opt(o, key, argv[++i]);
+			if (r)
+				return r;
 		} else if (!strcmp(argv[i], "--force")) {
 			o->force = 1;
 		} else if (argv[i][0] != '-' && !o->name) {
@@ -177,27 +214,90 @@ static int parse_create(int argc, char **argv, struct create_opts *o)
 		return ERR("ssdcachectl create: expected <name> --origin DEV --cache DEV\n") + 1;
 	if (!mode_word(o->mode))
 		return ERR("ssdcachectl create: unknown mode '%s' (wt, wb, wa)\n", o->mode) + 1;
+	if (o->block_size && !numeric(o->block_size))
+		return ERR("ssdcachectl create: bad --block-size '%s'\n", o->block_size) + 1;
+	if (strlen(o->name) >= SSDC_NAME_LEN || strchr(o->name, '/') ||
+	    !strcmp(o->name, SSDC_FORGOTTEN))
+		return ERR("ssdcachectl create: bad name '%s'\n", o->name) + 1;
 	return 0;
 }
 
-static int numeric(const char *s)
+static int words(const char *s)
 {
-	return s && *s && strspn(s, "0123456789") == strlen(s);
+	int n = 0, in = 0;
+
+	for (; *s; s++) {
+		n += !in && *s != ' ';
+		in = *s != ' ';
+	}
+	return n;
+}
+
+/*
+ * Refuses what the registry says belongs to another cache: the origin
+ * (another cache's dirty blocks may be waiting for it) or the name.
+ */
+static int not_registered(const struct create_opts *o, const char *origin_id,
+			  const char *cache_id)
+{
+	struct ssdc_reg *e;
+	char err[512];
+	int n, i, r = 0;
+
+	if (ssdc_reg_read(&e, &n, err, sizeof(err)))
+		return ERR("ssdcachectl create: cannot read the registry: %s\n", err);
+	for (i = 0; i < n && !r; i++) {
+		if (!strcmp(e[i].cache_id, cache_id) || ssdc_reg_forgotten(&e[i]))
+			continue;	/* the cache device's old cache: see cache_empty */
+		if (!strcmp(e[i].origin_id, origin_id))
+			r = ERR("ssdcachectl create: %s is the origin of the cache %s (on %s), whose blocks may not all be on it; end that first: ssdcachectl remove %s --detach, or ssdcachectl forget %s --force if its cache device is lost\n",
+				o->origin, e[i].name, e[i].cache_id, e[i].name, e[i].name);
+		else if (!strcmp(e[i].name, o->name))
+			r = ERR("ssdcachectl create: the name %s belongs to the registered cache on %s\n",
+				o->name, e[i].cache_id);
+	}
+	free(e);
+	if (!r && ssdc_reg_writable(err, sizeof(err)))
+		r = ERR("ssdcachectl create: cannot write the registry: %s\n", err);
+	return r;
+}
+
+/*
+ * Refuses a read-only device, unless the origin is read-only only because
+ * the registry reserves it for the cache being formatted over again.
+ */
+static int writable(const struct create_opts *o, const char *origin_id, const char *cache_id)
+{
+	struct ssdc_reg *e;
+	char err[512];
+	int n, i, own = 0;
+
+	if (ssdc_dev_get_ro(o->cache) == 1)
+		return ERR("ssdcachectl create: %s is read-only\n", o->cache);
+	if (ssdc_dev_get_ro(o->origin) != 1)
+		return 0;
+	if (!ssdc_reg_read(&e, &n, err, sizeof(err))) {
+		for (i = 0; i < n; i++)
+			own |= !strcmp(e[i].origin_id, origin_id) && !strcmp(e[i].cache_id, cache_id);
+		free(e);
+	}
+	if (!own)
+		return ERR("ssdcachectl create: %s is read-only\n", o->origin);
+	ssdc_dev_set_ro(o->origin, 0);
+	return 0;
 }
 
 int ssdc_cmd_create(int argc, char **argv)
 {
 	struct create_opts o;
 	struct ssdc_dev origin, cache;
-	char err[512], id[SSDCACHE_ORIGIN_ID_LEN], params[1024], before[512];
-	int r, n;
+	char err[512], id[SSDCACHE_ORIGIN_ID_LEN], cache_id[SSDCACHE_ORIGIN_ID_LEN];
+	char params[1024], before[512];
+	int r, lock = -1;
 
 	r = parse_create(argc, argv, &o);
 	if (r)
 		return r;
-	if ((o.block_size && !numeric(o.block_size)) || (o.cutoff && !numeric(o.cutoff)) ||
-	    (o.policy && strcmp(o.policy, "lru") && strcmp(o.policy, "fifo")))
-		return ERR("ssdcachectl create: bad --block-size, --sequential-cutoff or --policy\n") + 1;
 	r = name_free("create", o.name);
 	if (r)
 		return r;
@@ -207,6 +307,7 @@ int ssdc_cmd_create(int argc, char **argv)
 		ssdc_dev_close(&origin);
 		return ERR("ssdcachectl create: cache %s\n", err);
 	}
+	ssdc_origin_identity(&cache, cache_id, sizeof(cache_id));
 	r = origin.rdev == cache.rdev ?
 		ERR("ssdcachectl create: the origin and the cache are the same device\n") : 0;
 	if (!r)
@@ -220,20 +321,121 @@ int ssdc_cmd_create(int argc, char **argv)
 	if (!ssdc_origin_identity(&origin, id, sizeof(id)))
 		fprintf(stderr, "ssdcachectl create: warning: %s has no /dev/disk/by-id name; recorded as %s, which may name another disk after a reboot\n",
 			o.origin, id);
-	n = snprintf(params, sizeof(params), "%u:%u %u:%u %s", major(origin.rdev),
-		     minor(origin.rdev), major(cache.rdev), minor(cache.rdev),
-		     mode_word(o.mode));
-	snprintf(params + n, sizeof(params) - n, " %d format%s origin_id %s%s%s%s%s%s%s",
-		 3 + !!o.force + 2 * !!o.block_size + 2 * !!o.policy + 2 * !!o.cutoff,
+	lock = ssdc_run_lock();		/* udev-probe must not set it read-only again */
+	r = not_registered(&o, id, cache_id);
+	if (!r)
+		r = writable(&o, id, cache_id);
+	if (r)
+		goto out;
+	snprintf(params, sizeof(params), "%u:%u %u:%u %s %d format%s origin_id %s%s%s%s%s",
+		 major(origin.rdev), minor(origin.rdev), major(cache.rdev), minor(cache.rdev),
+		 mode_word(o.mode), 3 + !!o.force + 2 * !!o.block_size + words(o.opts),
 		 o.force ? " force" : "", id,
 		 o.block_size ? " block_size " : "", o.block_size ? o.block_size : "",
-		 o.policy ? " policy " : "", o.policy ? o.policy : "",
-		 o.cutoff ? " sequential_cutoff " : "", o.cutoff ? o.cutoff : "");
+		 o.opts[0] ? " " : "", o.opts);
 	last_dm_line(before, sizeof(before));
-	if (ssdc_create_dev(o.name, origin.sectors, params))
+	if (ssdc_create_dev(o.name, origin.sectors, params)) {
 		r = kernel_refused("create", before, "the new cache");
-	else
+		goto out;
+	}
+	r = ssdc_register(o.name, &cache, cache_id, o.opts, "create");
+	ssdc_dev_uevent(origin.rdev);	/* udev hides it now */
+	if (!r)
 		printf("/dev/mapper/%s\n", o.name);
+out:
+	ssdc_run_unlock(lock);
+	ssdc_dev_close(&origin);
+	ssdc_dev_close(&cache);
+	return r;
+}
+
+/* Why the superblock of @path could not be used, for command @cmd. */
+static int sb_failure(const char *cmd, const char *path, int r)
+{
+	if (r == SSDC_SB_NONE)
+		return ERR("ssdcachectl %s: %s holds no ssdcache superblock\n", cmd, path);
+	if (r == SSDC_SB_CORRUPT)
+		return ERR("ssdcachectl %s: both superblocks of %s are damaged (wrong checksum or version); nothing was loaded\n",
+			   cmd, path);
+	return ERR("ssdcachectl %s: cannot read %s\n", cmd, path);
+}
+
+int ssdc_load(const char *cmd, const char *cache_path, const char *want_name,
+	      const char *mode)
+{
+	struct ssdcache_disk_sb sb;
+	struct ssdc_dev origin, cache;
+	struct ssdc_reg reg;
+	char err[512], name[SSDC_NAME_LEN], path[PATH_MAX], params[1024], before[512];
+	char uuid[SSDC_UUID_STR_LEN], cache_id[SSDCACHE_ORIGIN_ID_LEN];
+	int r, registered, was_ro;
+
+	if (ssdc_dev_open(cache_path, &cache, err, sizeof(err)))
+		return ERR("ssdcachectl %s: %s\n", cmd, err);
+	r = ssdc_read_sb(&cache, &sb);
+	if (r != SSDC_SB_OK) {
+		ssdc_dev_close(&cache);
+		return sb_failure(cmd, cache_path, r);
+	}
+	sb.origin_id[SSDCACHE_ORIGIN_ID_LEN - 1] = 0;
+	if (ssdc_identity_path(sb.origin_id, path, sizeof(path))) {
+		ssdc_dev_close(&cache);
+		return ERR("ssdcachectl %s: %s: the origin's identity '%s' names no device; load it with dmsetup and origin_id\n",
+			   cmd, cache_path, sb.origin_id);
+	}
+	if (ssdc_dev_open(path, &origin, err, sizeof(err))) {
+		ssdc_dev_close(&cache);
+		return ERR("ssdcachectl %s: the origin %s (%s) is not there: %s\n",
+			   cmd, sb.origin_id, path, err);
+	}
+	ssdc_uuid_str(sb.cache_uuid, uuid);
+	registered = ssdc_reg_find(uuid, NULL, &reg);
+	if (registered && ssdc_reg_forgotten(&reg)) {
+		ssdc_dev_close(&origin);
+		ssdc_dev_close(&cache);
+		return ERR("ssdcachectl %s: the cache on %s was forgotten (ssdcachectl forget) while it was away: its blocks may be older than the origin's, so it is not loaded; format it again with create --force\n",
+			   cmd, cache_path);
+	}
+	if (want_name)
+		snprintf(name, sizeof(name), "%s", want_name);
+	else if (registered)
+		snprintf(name, sizeof(name), "%s", reg.name);
+	else
+		snprintf(name, sizeof(name), "ssdc-%.8s", uuid);
+	r = name_free(cmd, name);
+	if (!r && origin.sectors != le64toh(sb.origin_sectors))
+		r = ERR("ssdcachectl %s: the origin %s has %" PRIu64 " sectors, the cache was made for %" PRIu64 "\n",
+			cmd, path, origin.sectors, (uint64_t)le64toh(sb.origin_sectors));
+	if (!r)
+		r = not_busy(cmd, "origin", &origin);
+	if (!r)
+		r = not_busy(cmd, "cache", &cache);
+	if (!r && ssdc_reg_writable(err, sizeof(err)))
+		r = ERR("ssdcachectl %s: cannot write the registry: %s\n", cmd, err);
+	if (r)
+		goto out;
+	snprintf(params, sizeof(params), "%u:%u %u:%u %s %d block_size %u origin_id %s%s%s",
+		 major(origin.rdev), minor(origin.rdev), major(cache.rdev), minor(cache.rdev),
+		 mode ? mode : sb_mode_word(le32toh(sb.mode)),
+		 4 + (registered ? words(reg.opts) : 0),
+		 le32toh(sb.block_sectors) << 9, sb.origin_id,
+		 registered && reg.opts[0] ? " " : "", registered ? reg.opts : "");
+	last_dm_line(before, sizeof(before));
+	/* The origin of a registered cache is read-only until the cache is loaded. */
+	was_ro = ssdc_dev_get_ro(path) == 1;
+	if (was_ro)
+		ssdc_dev_set_ro(path, 0);
+	if (ssdc_create_dev(name, origin.sectors, params)) {
+		if (was_ro)
+			ssdc_dev_set_ro(path, 1);
+		r = kernel_refused(cmd, before, "the cache");
+		goto out;
+	}
+	ssdc_origin_identity(&cache, cache_id, sizeof(cache_id));
+	r = ssdc_register(name, &cache, cache_id, registered ? reg.opts : "", cmd);
+	ssdc_dev_uevent(origin.rdev);
+	if (!r)
+		printf("/dev/mapper/%s\n", name);
 out:
 	ssdc_dev_close(&origin);
 	ssdc_dev_close(&cache);
@@ -242,11 +444,8 @@ out:
 
 int ssdc_cmd_load(int argc, char **argv)
 {
-	struct ssdcache_disk_sb sb;
-	struct ssdc_dev origin, cache;
-	char err[512], name[128], path[PATH_MAX], params[1024], before[512];
 	const char *mode = NULL;
-	int r;
+	int lock, r;
 
 	if (argc == 4 && !strcmp(argv[2], "--mode")) {
 		mode = mode_word(argv[3]);
@@ -256,55 +455,11 @@ int ssdc_cmd_load(int argc, char **argv)
 	}
 	if (argc < 1 || argc > 2 || argv[0][0] == '-' || (argc == 2 && argv[1][0] == '-'))
 		return ERR("ssdcachectl load: expected <cache-dev> [<name>] [--mode M]\n") + 1;
-	if (ssdc_dev_open(argv[0], &cache, err, sizeof(err)))
-		return ERR("ssdcachectl load: %s\n", err);
-	r = ssdc_read_sb(&cache, &sb);
-	if (r != SSDC_SB_OK) {
-		ssdc_dev_close(&cache);
-		if (r == SSDC_SB_NONE)
-			return ERR("ssdcachectl load: %s holds no ssdcache superblock\n", argv[0]);
-		if (r == SSDC_SB_CORRUPT)
-			return ERR("ssdcachectl load: both superblocks of %s are damaged (wrong checksum or version); nothing was loaded\n",
-				   argv[0]);
-		return ERR("ssdcachectl load: cannot read %s\n", argv[0]);
-	}
-	sb.origin_id[SSDCACHE_ORIGIN_ID_LEN - 1] = 0;
-	if (ssdc_identity_path(sb.origin_id, path, sizeof(path))) {
-		ssdc_dev_close(&cache);
-		return ERR("ssdcachectl load: %s: the origin's identity '%s' names no device; load it with dmsetup and origin_id\n",
-			   argv[0], sb.origin_id);
-	}
-	if (ssdc_dev_open(path, &origin, err, sizeof(err))) {
-		ssdc_dev_close(&cache);
-		return ERR("ssdcachectl load: the origin %s (%s) is not there: %s\n",
-			   sb.origin_id, path, err);
-	}
-	if (argc == 2)
-		snprintf(name, sizeof(name), "%s", argv[1]);
-	else
-		snprintf(name, sizeof(name), "ssdc-%02x%02x%02x%02x", sb.cache_uuid[0],
-			 sb.cache_uuid[1], sb.cache_uuid[2], sb.cache_uuid[3]);
-	r = name_free("load", name);
-	if (!r && origin.sectors != le64toh(sb.origin_sectors))
-		r = ERR("ssdcachectl load: the origin %s has %" PRIu64 " sectors, the cache was made for %" PRIu64 "\n",
-			path, origin.sectors, (uint64_t)le64toh(sb.origin_sectors));
-	if (!r)
-		r = not_busy("load", "origin", &origin);
-	if (!r)
-		r = not_busy("load", "cache", &cache);
-	if (r)
-		goto out;
-	snprintf(params, sizeof(params), "%u:%u %u:%u %s 4 block_size %u origin_id %s",
-		 major(origin.rdev), minor(origin.rdev), major(cache.rdev), minor(cache.rdev),
-		 mode ? mode : sb_mode_word(le32toh(sb.mode)),
-		 le32toh(sb.block_sectors) << 9, sb.origin_id);
-	last_dm_line(before, sizeof(before));
-	if (ssdc_create_dev(name, origin.sectors, params))
-		r = kernel_refused("load", before, "the cache");
-	else
-		printf("/dev/mapper/%s\n", name);
-out:
-	ssdc_dev_close(&origin);
-	ssdc_dev_close(&cache);
+	if (argc == 2 && (strlen(argv[1]) >= SSDC_NAME_LEN || strchr(argv[1], '/') ||
+			  !strcmp(argv[1], SSDC_FORGOTTEN)))
+		return ERR("ssdcachectl load: bad name '%s'\n", argv[1]) + 1;
+	lock = ssdc_run_lock();
+	r = ssdc_load("load", argv[0], argc == 2 ? argv[1] : NULL, mode);
+	ssdc_run_unlock(lock);
 	return r;
 }

@@ -11,4 +11,10 @@
 int ssdc_cmd_create(int argc, char **argv);
 int ssdc_cmd_load(int argc, char **argv);
 
+/*
+ * Loads the cache on @cache_path as @name (NULL: its registered name, else
+ * ssdc-<uuid>) in @mode (NULL: as last used), registers it; exit code.
+ */
+int ssdc_load(const char *cmd, const char *cache_path, const char *name, const char *mode);
+
 #endif

@@ -14,10 +14,12 @@
 #include <unistd.h>
 #include <libdevmapper.h>
 
+#include "boot.h"
 #include "check.h"
 #include "dm.h"
 #include "flush.h"
 #include "lifecycle.h"
+#include "registry.h"
 #include "stats.h"
 #include "ssdcache_format.h"
 
@@ -101,25 +103,6 @@ static int cmd_version(int argc, char **argv)
 	return 0;
 }
 
-/* Reports a failed lookup of @name by command @cmd; returns the exit code. */
-static int dm_failure(const char *cmd, const char *name, int r, const char *err)
-{
-	switch (r) {
-	case SSDC_DM_NODEV:
-		fprintf(stderr, "ssdcachectl %s: %s: no such device\n", cmd, name);
-		return EXIT_NODEV;
-	case SSDC_DM_NOT_SSDCACHE:
-		fprintf(stderr, "ssdcachectl %s: %s: not an ssdcache device\n", cmd, name);
-		return EXIT_NODEV;
-	case SSDC_NO_SYSFS:
-		fprintf(stderr, "ssdcachectl %s: %s: %s\n", cmd, name, err);
-		return EXIT_FAILED;
-	default:
-		fprintf(stderr, "ssdcachectl %s: %s: device-mapper query failed\n", cmd, name);
-		return EXIT_FAILED;
-	}
-}
-
 struct name_list {
 	char **names;
 	unsigned int n;
@@ -165,7 +148,7 @@ static int print_stats(struct name_list *l, int out)
 		r = ssdc_read_stats(l->names[i], &s[i], err, sizeof(err));
 		if (r) {
 			free(s);
-			return dm_failure("stats", l->names[i], r, err);
+			return ssdc_dm_failure("stats", l->names[i], r, err);
 		}
 	}
 	if (out == OUT_JSON)
@@ -262,12 +245,13 @@ static int send_message(const char *cmd, const char *name, const char *msg)
 			cmd, name, msg);
 		return EXIT_FAILED;
 	}
-	return r ? dm_failure(cmd, name, r, "") : 0;
+	return r ? ssdc_dm_failure(cmd, name, r, "") : 0;
 }
 
 static int cmd_set(int argc, char **argv)
 {
 	char msg[512];
+	int r;
 
 	if (argc != 3) {
 		fprintf(stderr, "ssdcachectl set: expected <name> <setting> <value>\n");
@@ -278,7 +262,14 @@ static int cmd_set(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	snprintf(msg, sizeof(msg), "%s %s", argv[1], argv[2]);
-	return send_message("set", argv[0], msg);
+	r = send_message("set", argv[0], msg);
+	/* The mode is in the superblock; the rest, in the registry for load. */
+	if (!r && strcmp(argv[1], "mode") && ssdc_reg_set_opt(argv[0], argv[1], argv[2])) {
+		fprintf(stderr, "ssdcachectl set: %s: set, but not recorded in %s: the next load will not have it\n",
+			argv[0], ssdc_registry_path());
+		return EXIT_FAILED;
+	}
+	return r;
 }
 
 static int cmd_reset_stats(int argc, char **argv)
@@ -290,90 +281,13 @@ static int cmd_reset_stats(int argc, char **argv)
 	return send_message("reset-stats", argv[0], "reset_stats");
 }
 
-/* Flushes @name for command @cmd; returns the exit code. */
-static int do_flush(const char *cmd, const char *name)
-{
-	uint64_t dirty = 0;
-	int cancelled, r = ssdc_flush(name, &cancelled);
-
-	if (r == SSDC_FLUSH_FAILED) {
-		fprintf(stderr, "ssdcachectl %s: %s: the cache failed during the flush (see the kernel log)\n",
-			cmd, name);
-		return EXIT_FAILED;
-	}
-	if (r)
-		return dm_failure(cmd, name, r, "");
-	ssdc_dirty(name, &dirty, NULL, NULL, 0);
-	if (cancelled == 1) {
-		fprintf(stderr, "ssdcachectl %s: %s: cancelled; %" PRIu64 " blocks stay dirty\n",
-			cmd, name, dirty);
-		return EXIT_CANCELLED;
-	}
-	if (cancelled) {
-		fprintf(stderr, "ssdcachectl %s: %s: no block written back for a minute; %" PRIu64 " stay dirty (origin errors? see the kernel log)\n",
-			cmd, name, dirty);
-		return EXIT_FAILED;
-	}
-	printf("%s: clean\n", name);
-	return 0;
-}
-
 static int cmd_flush(int argc, char **argv)
 {
 	if (argc != 1) {
 		fprintf(stderr, "ssdcachectl flush: expected one device name\n");
 		return EXIT_USAGE;
 	}
-	return do_flush("flush", argv[0]);
-}
-
-static int cmd_remove(int argc, char **argv)
-{
-	const char *name = NULL;
-	int flush = 0, keep = 0, i, r;
-	uint64_t dirty;
-
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--flush"))
-			flush = 1;
-		else if (!strcmp(argv[i], "--keep-dirty"))
-			keep = 1;
-		else if (argv[i][0] == '-' || name)
-			break;
-		else
-			name = argv[i];
-	}
-	if (i < argc || !name || (flush && keep)) {
-		fprintf(stderr, "ssdcachectl remove: expected <name> [--flush | --keep-dirty]\n");
-		return EXIT_USAGE;
-	}
-	r = ssdc_open_count(name);
-	if (r < 0)
-		return dm_failure("remove", name, r, "");
-	if (r > 0) {
-		fprintf(stderr, "ssdcachectl remove: %s: in use (open %d times); unmount it first\n",
-			name, r);
-		return EXIT_FAILED;
-	}
-	r = ssdc_dirty(name, &dirty, NULL, NULL, 0);
-	if (r)
-		return dm_failure("remove", name, r, "");
-	if (dirty && !flush && !keep) {
-		fprintf(stderr, "ssdcachectl remove: %s: %" PRIu64 " dirty blocks exist only on the cache; use --flush to write them back first, or --keep-dirty to leave them for the next load\n",
-			name, dirty);
-		return EXIT_FAILED;
-	}
-	if (dirty && flush) {
-		r = do_flush("remove", name);
-		if (r)
-			return r;
-	}
-	if (ssdc_remove(name)) {
-		fprintf(stderr, "ssdcachectl remove: %s: device-mapper refused to remove it (in use?)\n",
-			name);
-		return EXIT_FAILED;
-	}
-	return 0;
+	return ssdc_do_flush("flush", argv[0]);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -412,8 +326,18 @@ static const struct command commands[] = {
 	  "change mode, policy, sequential_cutoff or a writeback tunable", cmd_set },
 	{ "reset-stats", "<name>", "zero a device's counters", cmd_reset_stats },
 	{ "flush", "<name>", "write every dirty block back (Ctrl-C cancels)", cmd_flush },
-	{ "remove", "<name> [--flush | --keep-dirty]",
-	  "remove a device; with dirty blocks, one of the options is needed", cmd_remove },
+	{ "remove", "<name> [--flush | --keep-dirty | --detach]",
+	  "remove a device; with dirty blocks, one of the options is needed; --detach also ends the pairing of origin and cache",
+	  ssdc_cmd_remove },
+	{ "forget", "<name> --force",
+	  "drop a cache that is not loaded from the registry; its origin becomes a plain disk again",
+	  ssdc_cmd_forget },
+	{ "assemble", "[--background] <device>",
+	  "load the registered cache that <device> belongs to, if both its devices are there (run by udev/systemd)",
+	  ssdc_cmd_assemble },
+	{ "udev-probe", "<device> [<link>...]",
+	  "print udev properties for a device of a registered cache (run by udev)",
+	  ssdc_cmd_udev_probe },
 	{ "check", "<cache-dev>",
 	  "verify a cache's metadata offline (exit 0 clean, 4 errors, 8 unreadable, 16 usage)",
 	  cmd_check },

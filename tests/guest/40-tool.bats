@@ -153,9 +153,15 @@ dirty_cache() {
 	run "$SSDCACHECTL" remove lc2 --flush
 	[ "$status" -eq 0 ] || fail "remove --flush: $output"
 	assert_eq "$sum" "$(dev_md5 "$dev")" "origin after remove --flush"
-	# Without a name, load names the device after the cache's UUID.
+	# Without a name, load takes the registered one, which the last load
+	# set; a cache the registry does not know is named after its UUID.
 	run "$SSDCACHECTL" load "$cache"
 	[ "$status" -eq 0 ] || fail "load without a name: $output"
+	_devices_register dm lc2
+	assert_eq /dev/mapper/lc2 "$output" "load without a name"
+	"$SSDCACHECTL" remove lc2
+	run env SSDCACHECTL_REGISTRY="$BATS_TEST_TMPDIR/empty" "$SSDCACHECTL" load "$cache"
+	[ "$status" -eq 0 ] || fail "load, unregistered: $output"
 	name=${output##*/}
 	_devices_register dm "$name"
 	[[ "$name" == ssdc-* ]] || fail "load named it $name"
@@ -208,10 +214,17 @@ dirty_cache() {
 	[ "$status" -eq 1 ] && [[ "$output" == *"exists already"* ]] || fail "existing name: $output"
 	# What only the kernel checks comes back with the kernel's reason.
 	small=$(nullb_create lcs 1 fast)
-	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$small"
+	dev2=$(nullb_create lcp 64 fast)
+	other2=$(nullb_create lcq 16 fast)
+	run "$SSDCACHECTL" create lcsmall --origin "$dev2" --cache "$small"
 	[ "$status" -eq 1 ] && [[ "$output" == *"Cache device too small for its own metadata"* ]] ||
 		fail "too small: $output"
-	! dmsetup info lc >/dev/null 2>&1 || fail "lc was created"
+	! dmsetup info lcsmall >/dev/null 2>&1 || fail "lcsmall was created"
+	! grep -q lcsmall "$SSDCACHECTL_REGISTRY" || fail "lcsmall was registered"
+	# The registry keeps the name of a cache that is not loaded.
+	run "$SSDCACHECTL" create lc --origin "$dev2" --cache "$other2"
+	[ "$status" -eq 1 ] && [[ "$output" == *"the name lc belongs to the registered cache on dev:lcc"* ]] ||
+		fail "registered name: $output"
 }
 
 @test "ssdcachectl load: refuses a device without a cache, damaged superblocks and a missing origin" {
@@ -231,7 +244,12 @@ dirty_cache() {
 	[ "$status" -eq 1 ] && [[ "$output" == *"both superblocks"*"damaged"* ]] || fail "damaged: $output"
 	! dmsetup info lc >/dev/null 2>&1 || fail "lc was loaded"
 
+	# The damaged cache still owns the origin in the registry until forgotten.
 	cache2=$(nullb_create lcd 16 fast)
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache2"
+	[ "$status" -eq 1 ] && [[ "$output" == *"is the origin of the cache lc"* ]] ||
+		fail "create over a registered origin: $output"
+	"$SSDCACHECTL" forget lc --force
 	"$SSDCACHECTL" create lc --origin "$dev" --cache "$cache2" >/dev/null 2>&1
 	"$SSDCACHECTL" remove lc
 	_nullb_remove lco

@@ -22,7 +22,7 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 }
 
 @test "tool: every command has --help" {
-	for c in create load list status stats top set reset-stats flush remove check dump version; do
+	for c in create load list status stats top set reset-stats flush remove forget assemble udev-probe check dump version; do
 		run "$TOOL" "$c" --help
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"usage: ssdcachectl $c"* ]]
@@ -97,4 +97,39 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 	for c in $("$TOOL" --help | awk '/^  [a-z]/ {print $1}'); do
 		grep -qE "^ +$c( |$)" <<<"$text" || { echo "no entry for $c"; return 1; }
 	done
+}
+
+@test "tool: create refuses bad table options before touching a device (exit 2)" {
+	for bad in "--dirty-high abc" "--policy mru" "--writeback-rate -1" "--dirty-high 5 --dirty-high 6" \
+		"--block-size 4k" "--dirty-high"; do
+		# shellcheck disable=SC2086
+		run "$TOOL" create x --origin /dev/null --cache /dev/null $bad
+		[ "$status" -eq 2 ] || { echo "$bad: $status $output"; false; }
+	done
+	run "$TOOL" create - --origin /dev/null --cache /dev/null
+	[ "$status" -eq 2 ]
+}
+
+@test "tool: remove takes one of --flush, --keep-dirty, --detach; forget needs a registered name" {
+	run "$TOOL" remove x --flush --detach
+	[ "$status" -eq 2 ]
+	run "$TOOL" remove x --keep-dirty --detach
+	[ "$status" -eq 2 ]
+	export SSDCACHECTL_REGISTRY=$BATS_TEST_TMPDIR/caches
+	run "$TOOL" forget nosuch --force
+	[ "$status" -eq 3 ] && [[ "$output" == *"no such cache in $SSDCACHECTL_REGISTRY"* ]]
+	run "$TOOL" forget nosuch --now
+	[ "$status" -eq 2 ]
+}
+
+@test "tool: udev-probe and assemble say nothing and succeed for what is no cache's device" {
+	export SSDCACHECTL_REGISTRY=$BATS_TEST_TMPDIR/caches
+	run "$TOOL" udev-probe /nonexistent disk/by-id/x
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	run "$TOOL" udev-probe /dev/null
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	run "$TOOL" assemble /dev/null
+	[ "$status" -eq 0 ] && [ -z "$output" ]
+	run "$TOOL" assemble
+	[ "$status" -eq 2 ]
 }

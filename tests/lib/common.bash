@@ -7,9 +7,13 @@ SSDCACHE_TOP=${SSDCACHE_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 source "$SSDCACHE_TOP/tests/lib/devices.bash"
 
 SSDCACHECTL=$SSDCACHE_TOP/build/userspace/ssdcachectl
+# The tool's registry of caches (ssdcachectl(8)): each test has its own,
+# dropped at teardown (47-boot uses the real one, as udev does).
+export SSDCACHECTL_REGISTRY=${SSDCACHECTL_REGISTRY:-/tmp/ssdcache-test-registry}
 
 teardown() {
 	devices_cleanup
+	rm -f "$SSDCACHECTL_REGISTRY" "$SSDCACHECTL_REGISTRY.lock"
 }
 
 # Runs only inside the test VM: refuse to touch a real machine's devices.

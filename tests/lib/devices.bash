@@ -77,6 +77,18 @@ _nullb_remove() {
 	rmdir "$d"
 }
 
+# loop_create FILE SIZE_MB -> prints /dev/loopN: a loop device over a new
+# file. Unlike null_blk disks, loop devices get udev's by-uuid links.
+loop_create() {
+	local dev
+	modprobe loop || return 1
+	truncate -s "${2}M" "$1" || return 1
+	dev=$(losetup --find --show "$1") || return 1
+	_devices_register loop "$dev"
+	udevadm settle 2>/dev/null || true
+	echo "$dev"
+}
+
 # opt_args WORD...: " <count> WORD..." as a table line's optional
 # argument group, or nothing when there are none.
 opt_args() {
@@ -171,6 +183,8 @@ devices_cleanup() {
 		    dmsetup remove --retry "$name" >/dev/null 2>&1 ||
 			dmsetup remove --force --retry "$name" >/dev/null 2>&1 ||
 			{ echo "cleanup: cannot remove dm device $name" >&2; rc=1; } ;;
+		loop) blockdev --setrw "$name" 2>/dev/null	# the flag outlives the file
+		      losetup -d "$name" 2>/dev/null || true ;;
 		nullb) _nullb_remove "$name" ||
 			{ echo "cleanup: cannot remove null_blk $name" >&2; rc=1; } ;;
 		scsi_debug) _scsi_debug_remove ||

@@ -1,21 +1,27 @@
 #!/usr/bin/env bash
 # Warm restart across a reboot, in two boots of the VM (check.sh runs
-# them): the devices are loop devices over files in DIR, which the host
-# shares with both boots.
+# them), through ssdcachectl and the udev rule: the devices are loop
+# devices over files in DIR, which the host shares with both boots, and so
+# is the tool's registry (DIR/caches, /etc/ssdcache/caches in the second
+# boot, as /etc persists on a real machine).
 #
-#   reboot.sh write DIR    format a write-back cache, write a verified
-#                          workload with fsyncs, remove it with its dirty
-#                          blocks, record what it served
-#   reboot.sh verify DIR   (the next boot) load it: same dirty and cached
-#                          blocks, same data, every durability point kept;
-#                          then write back and detach: the origin alone
-#                          reads the same
+#   reboot.sh write DIR    ssdcachectl create a write-back cache, write a
+#                          verified workload with fsyncs, ssdcachectl
+#                          remove --keep-dirty, record what it served
+#   reboot.sh verify DIR   (the next boot) install the udev rule, attach
+#                          the loop devices: udev assembles the cache, with
+#                          the same dirty and cached blocks, the same data,
+#                          every durability point kept; then remove
+#                          --detach: the origin alone reads the same
 set -euo pipefail
 phase=$1 dir=$2
 SSDC_REGISTRY=$(mktemp)
 # shellcheck source=tests/lib/devices.bash
 source "$SSDCACHE_TOP/tests/lib/devices.bash"
+# shellcheck source=tests/lib/boot.bash
+source "$SSDCACHE_TOP/tests/lib/boot.bash"
 CC=$SSDCACHE_TOP/tests/lib/crashcheck.py
+TOOL=$SSDCACHE_TOP/build/userspace/ssdcachectl
 
 modprobe loop
 loop() { losetup --find --show "$1"; }
@@ -25,15 +31,23 @@ if [ "$phase" = write ]; then
 	truncate -s 16M "$dir/origin.img"
 	truncate -s 8M "$dir/cache.img"
 fi
+if [ "$phase" = verify ]; then
+	boot_install
+	mkdir -p /etc/ssdcache
+	cp "$dir/caches" /etc/ssdcache/caches
+	TOOL=/usr/local/sbin/ssdcachectl
+	export SSDCACHECTL_REGISTRY=/etc/ssdcache/caches
+else
+	export SSDCACHECTL_REGISTRY=$dir/caches
+fi
 origin=$(loop "$dir/origin.img")
 cache=$(loop "$dir/cache.img")
-trap 'dmsetup remove --retry rb 2>/dev/null || true; losetup -d "$origin" "$cache"' EXIT
-table="0 $(blockdev --getsz "$origin") ssdcache $origin $cache writeback"
-opts="writeback_idle_ms 0 dirty_high 100"
+trap 'dmsetup remove --retry rb 2>/dev/null || true; losetup -d "$origin" "$cache"; [ "$phase" = write ] || boot_uninstall' EXIT
 
 case $phase in
 write)
-	dmsetup create rb --table "$table 5 format $opts"
+	"$TOOL" create rb --origin "$origin" --cache "$cache" --mode wb \
+		--writeback-idle-ms 0 --dirty-high 100
 	udevadm settle
 	python3 "$CC" gen /dev/mapper/rb "$dir/state" 600 7
 	python3 "$CC" check /dev/mapper/rb "$dir/state" --mark last >"$dir/md5"
@@ -42,10 +56,13 @@ write)
 	stat_field 7 >"$dir/used"
 	stat_field 8 >"$dir/dirty"
 	[ "$(cat "$dir/dirty")" -gt 0 ]
-	echo "reboot: wrote, $(cat "$dir/dirty") dirty of $(cat "$dir/used") cached"
+	"$TOOL" remove rb --keep-dirty
+	echo "reboot: wrote, $(cat "$dir/dirty") dirty of $(cat "$dir/used") cached; removed with --keep-dirty"
 	;;
 verify)
-	dmsetup create rb --table "$table 4 $opts"
+	# Nothing but udev (69-ssdcache.rules) loads the cache here.
+	wait_assembled rb
+	echo "reboot: udev assembled rb"
 	udevadm settle
 	# What recovery found, before udev's probe of the new device read
 	# (and so cached) anything.
@@ -54,14 +71,9 @@ verify)
 		{ echo "recovered '$loaded' (cached/total dirty), before: $(cat "$dir/used") $(cat "$dir/dirty")"; exit 1; }
 	[ "$(stat_field 8)" = "$(cat "$dir/dirty")" ]
 	[ "$(python3 "$CC" check /dev/mapper/rb "$dir/state" --mark last)" = "$(cat "$dir/md5")" ]
-	dmsetup message rb 0 flush
-	for _ in $(seq 600); do
-		[ "$(stat_field 8)" = 0 ] && break
-		sleep 0.1
-	done
-	[ "$(stat_field 8)" = 0 ]
-	dmsetup remove --retry rb
+	"$TOOL" remove rb --detach
+	[ "$(blockdev --getro "$origin")" = 0 ]
 	[ "$(python3 "$CC" check "$origin" "$dir/state" --mark last)" = "$(cat "$dir/md5")" ]
-	echo "reboot: after the reboot, same blocks cached and dirty, same data, origin complete"
+	echo "reboot: after the reboot, same blocks cached and dirty, same data; after remove --detach the origin alone is complete"
 	;;
 esac
