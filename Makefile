@@ -11,6 +11,7 @@
 #   make install         module, tool, man page, udev rule, systemd unit
 #   make install-tool    the same without the module
 #   make dkms-install    the module's sources under DKMS, for every kernel
+#   make fuzz            libFuzzer on the metadata readers (FUZZ_SECONDS=60)
 #
 # Kbuild (the kernel's build system) reads ./Kbuild, not this file.
 
@@ -33,7 +34,7 @@ TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_HDRS := $(wildcard userspace/*.h) include/ssdcache_format.h
 
 .PHONY: all modules selftest-modules sparse checkpatch tool check demo deps install \
-	install-tool dkms-install clean
+	install-tool dkms-install fuzz clean
 
 all: modules tool
 
@@ -58,6 +59,27 @@ tool: $(TOOL)
 $(TOOL): $(TOOL_SRCS) $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -Iuserspace -o $@ $(TOOL_SRCS) $(USER_LDLIBS)
+
+# The metadata readers under libFuzzer, ASan and UBSan (tests/fuzz/); in
+# this build every block's checksum counts as right, so that mutations
+# reach the rules behind it.
+FUZZER := build/fuzz/fuzz_check
+FUZZ_SECONDS ?= 60
+FUZZ_SRCS := tests/fuzz/fuzz_check.c userspace/check.c userspace/disk.c
+
+$(FUZZER): $(FUZZ_SRCS) $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -Wall -Wextra -Werror -Iinclude -Iuserspace -D_GNU_SOURCE \
+		-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_SRCS) -lblkid
+
+# Fuzzes for FUZZ_SECONDS from the seeds in tests/fuzz/corpus; what it
+# finds new goes to build/fuzz/corpus, a crash or a hang to build/fuzz/.
+fuzz: $(FUZZER)
+	@mkdir -p build/fuzz/corpus
+	$(FUZZER) -max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=65536 \
+		-artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus tests/fuzz/corpus
 
 deps:
 	scripts/deps.sh

@@ -19,9 +19,19 @@
 
 #ifdef __KERNEL__
 #include <linux/build_bug.h>
+#include <linux/string.h>
+#include <asm/byteorder.h>
 #define SSDCACHE_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#define ssdcache_le16(x)	le16_to_cpu(x)
+#define ssdcache_le32(x)	le32_to_cpu(x)
+#define ssdcache_le64(x)	le64_to_cpu(x)
 #else
+#include <endian.h>
+#include <string.h>
 #define SSDCACHE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define ssdcache_le16(x)	le16toh(x)
+#define ssdcache_le32(x)	le32toh(x)
+#define ssdcache_le64(x)	le64toh(x)
 #endif
 
 /* Name of the device-mapper target, as written in a table line. */
@@ -176,17 +186,19 @@ static inline __u32 ssdcache_set_of(__u64 oblock, __u32 nr_sets)
 
 /*
  * What is wrong with map entry @e of cache block @slot, or NULL. An
- * all-zero entry is an empty block.
+ * all-zero entry is an empty block. There is no cache block @slot past
+ * the last, not even an empty one: a loader must not store anything
+ * there (the tail of the last map page is padding, all zero).
  */
 static inline const char *ssdcache_entry_problem(__u64 slot, __u64 e, __u64 nr_blocks,
 						 __u64 origin_blocks)
 {
 	__u64 oblock = e & SSDCACHE_MAP_OBLOCK_MASK;
 
-	if (!e)
-		return NULL;
 	if (slot >= nr_blocks)
 		return "entry past the last cache block";
+	if (!e)
+		return NULL;
 	if (!(e & SSDCACHE_MAP_VALID) || (e & ~SSDCACHE_MAP_ENTRY_MASK))
 		return "unknown entry flags";
 	if (oblock >= origin_blocks)
@@ -233,5 +245,81 @@ SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_jrec) == 16,
 	 sizeof(struct ssdcache_disk_jrec))
 
 SSDCACHE_STATIC_ASSERT(SSDCACHE_JOURNAL_RECORDS == 252, "252 records a block");
+
+/*
+ * The rules a loader applies, shared by the module and the tool (and
+ * fuzzed in userspace: tests/fuzz/). Checksums are the caller's, as the
+ * kernel and userspace compute crc32c differently: @csum is the crc32c
+ * (seed SSDCACHE_CRC_SEED, no final inversion) of the whole metadata
+ * block with its csum field zeroed.
+ */
+
+/* The most blocks one journal commit may span. */
+#define SSDCACHE_COMMIT_MAX_BLOCKS	32
+
+/*
+ * What is wrong with a superblock copy whose magic and checksum are
+ * right, without looking at the devices, or NULL.
+ */
+static inline const char *ssdcache_sb_problem(const struct ssdcache_disk_sb *sb)
+{
+	__u64 nr = ssdcache_le64(sb->nr_blocks), jblocks = ssdcache_le64(sb->journal_blocks);
+	__u64 pages = ssdcache_le64(sb->map_pages), map_start = ssdcache_le64(sb->map_start);
+	__u64 data_start = ssdcache_le64(sb->data_start);
+	__u64 cache_sectors = ssdcache_le64(sb->cache_sectors);
+	__u32 bs = ssdcache_le32(sb->block_sectors);
+
+	if (ssdcache_le32(sb->version) != SSDCACHE_FORMAT_VERSION)
+		return "Unsupported on-disk format version";
+	if (ssdcache_le32(sb->flags))
+		return "Superblock has unknown flags";
+	/* Each bound first, so that no product below can overflow. */
+	if (!bs || (bs & (bs - 1)) || bs < (SSDCACHE_MIN_BLOCK_SIZE >> SSDCACHE_SECTOR_SHIFT) ||
+	    bs > (SSDCACHE_MAX_BLOCK_SIZE >> SSDCACHE_SECTOR_SHIFT) ||
+	    ssdcache_le32(sb->assoc) != SSDCACHE_ASSOC || !nr || nr % SSDCACHE_ASSOC ||
+	    nr > (1ULL << SSDCACHE_MAP_OBLOCK_BITS) || cache_sectors > (1ULL << 56) ||
+	    pages != (nr + SSDCACHE_MAP_ENTRIES_PER_PAGE - 1) / SSDCACHE_MAP_ENTRIES_PER_PAGE ||
+	    ssdcache_le64(sb->journal_start) != SSDCACHE_JOURNAL_SECTOR ||
+	    jblocks < 4 || jblocks > (1ULL << 30) ||
+	    ssdcache_le64(sb->journal_tail) >= jblocks ||
+	    map_start < SSDCACHE_JOURNAL_SECTOR + jblocks * SSDCACHE_META_BLOCK_SECTORS ||
+	    map_start > cache_sectors || data_start > cache_sectors ||
+	    data_start < map_start + 2 * pages * SSDCACHE_META_BLOCK_SECTORS ||
+	    nr > (cache_sectors - data_start) / bs)
+		return "Superblock geometry is inconsistent";
+	return NULL;
+}
+
+/* Is @h (checksum @csum) a valid copy of map page @pg of cache @uuid? */
+static inline int ssdcache_map_page_ok(const struct ssdcache_disk_map_hdr *h, __u64 pg,
+				       const __u8 *uuid, __u32 csum)
+{
+	return ssdcache_le32(h->magic) == SSDCACHE_MAP_MAGIC &&
+	       ssdcache_le64(h->page) == pg &&
+	       !memcmp(h->cache_uuid, uuid, SSDCACHE_UUID_LEN) &&
+	       ssdcache_le32(h->csum) == csum;
+}
+
+/*
+ * Is @h (checksum @csum) block @index of journal commit @seq of cache
+ * @uuid? Block 0 sets *@count, the commit's length; the others must
+ * repeat it.
+ */
+static inline int ssdcache_jblock_ok(const struct ssdcache_disk_jhdr *h, __u64 seq,
+				     unsigned int index, const __u8 *uuid, __u32 csum,
+				     unsigned int *count)
+{
+	unsigned int c = ssdcache_le16(h->count);
+
+	if (ssdcache_le32(h->magic) != SSDCACHE_JOURNAL_MAGIC ||
+	    ssdcache_le64(h->seq) != seq || ssdcache_le16(h->index) != index ||
+	    memcmp(h->cache_uuid, uuid, SSDCACHE_UUID_LEN) || ssdcache_le32(h->csum) != csum)
+		return 0;
+	if (!c || c > SSDCACHE_COMMIT_MAX_BLOCKS || (index && c != *count) ||
+	    ssdcache_le32(h->nr_records) > SSDCACHE_JOURNAL_RECORDS)
+		return 0;
+	*count = c;
+	return 1;
+}
 
 #endif /* SSDCACHE_FORMAT_H */

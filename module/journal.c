@@ -97,18 +97,9 @@ static bool jblock_ok(struct ssdcache *sc, void *buf, u64 seq, unsigned int inde
 		      unsigned int *count)
 {
 	struct ssdcache_disk_jhdr *h = buf;
-	unsigned int c = le16_to_cpu(h->count);
 
-	if (le32_to_cpu(h->magic) != SSDCACHE_JOURNAL_MAGIC ||
-	    le64_to_cpu(h->seq) != seq || le16_to_cpu(h->index) != index ||
-	    memcmp(h->cache_uuid, sc->sb.cache_uuid, SSDCACHE_UUID_LEN) ||
-	    le32_to_cpu(h->csum) != ssdc_csum(buf, SSDCACHE_META_BLOCK_SIZE, &h->csum))
-		return false;
-	if (!c || c > SSDC_MAP_BATCH || (index && c != *count) ||
-	    le32_to_cpu(h->nr_records) > SSDCACHE_JOURNAL_RECORDS)
-		return false;
-	*count = c;
-	return true;
+	return ssdcache_jblock_ok(h, seq, index, sc->sb.cache_uuid,
+				  ssdc_csum(buf, SSDCACHE_META_BLOCK_SIZE, &h->csum), count);
 }
 
 /*

@@ -40,11 +40,8 @@ sector_t ssdc_copy_sector(struct ssdcache *sc, u64 pg, unsigned int copy)
 /* Checks a map page's header; false if torn, stale or misplaced. */
 static bool page_ok(struct ssdcache *sc, u64 pg, struct ssdcache_disk_map_hdr *hdr)
 {
-	return le32_to_cpu(hdr->magic) == SSDCACHE_MAP_MAGIC &&
-	       le64_to_cpu(hdr->page) == pg &&
-	       !memcmp(hdr->cache_uuid, sc->sb.cache_uuid, SSDCACHE_UUID_LEN) &&
-	       le32_to_cpu(hdr->csum) ==
-			ssdc_csum(hdr, SSDCACHE_META_BLOCK_SIZE, &hdr->csum);
+	return ssdcache_map_page_ok(hdr, pg, sc->sb.cache_uuid,
+				    ssdc_csum(hdr, SSDCACHE_META_BLOCK_SIZE, &hdr->csum));
 }
 
 /*
@@ -138,8 +135,12 @@ static const char *load_page(struct ssdcache *sc, u64 pg, void *buf)
 
 	for (i = 0; i < SSDCACHE_MAP_ENTRIES_PER_PAGE; i++) {
 		u64 e = le64_to_cpu(entries[i]);
-		const char *bad = ssdc_check_entry(sc, first + i, e);
+		const char *bad;
 
+		/* The last page's tail is padding: zero, and no slot of ours. */
+		if (first + i >= sc->nr_blocks && !e)
+			continue;
+		bad = ssdc_check_entry(sc, first + i, e);
 		if (bad)
 			return bad;
 		ssdc_set_entry(sc, first + i, e);

@@ -23,7 +23,7 @@
 #define SSDC_COMMIT_RECORDS		4096	/* changes that start a commit */
 #define SSDC_EVICT_COMMIT_DELAY_MS	20
 #define SSDC_SEQ_STREAMS		16
-#define SSDC_MAP_BATCH			32	/* metadata blocks per bio */
+#define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 

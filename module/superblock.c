@@ -297,20 +297,16 @@ int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error)
 	return 0;
 }
 
-/* Checks a valid superblock against the devices and the table line. */
+/* Checks a valid superblock, then against the devices and the table line. */
 static int check_sb(struct ssdcache *sc, struct ssdc_args *args, char **error)
 {
 	struct ssdcache_disk_sb *sb = &sc->sb;
 	char id[SSDCACHE_ORIGIN_ID_LEN];
-	u64 nr = le64_to_cpu(sb->nr_blocks);
+	const char *bad = ssdcache_sb_problem(sb);
 	u32 bs = le32_to_cpu(sb->block_sectors);
 
-	if (le32_to_cpu(sb->version) != SSDCACHE_FORMAT_VERSION) {
-		*error = "Unsupported on-disk format version";
-		return -EINVAL;
-	}
-	if (le32_to_cpu(sb->flags)) {
-		*error = "Superblock has unknown flags";
+	if (bad) {
+		*error = (char *)bad;
 		return -EINVAL;
 	}
 	if (le64_to_cpu(sb->origin_sectors) != bdev_nr_sectors(sc->origin->bdev)) {
@@ -328,22 +324,6 @@ static int check_sb(struct ssdcache *sc, struct ssdc_args *args, char **error)
 	}
 	if (le64_to_cpu(sb->cache_sectors) > bdev_nr_sectors(sc->cache->bdev)) {
 		*error = "Cache device is smaller than when it was formatted";
-		return -EINVAL;
-	}
-	if (!is_power_of_2(bs) || (bs << SECTOR_SHIFT) < SSDCACHE_MIN_BLOCK_SIZE ||
-	    (bs << SECTOR_SHIFT) > SSDCACHE_MAX_BLOCK_SIZE ||
-	    le32_to_cpu(sb->assoc) != SSDCACHE_ASSOC || !nr || nr % SSDCACHE_ASSOC ||
-	    le64_to_cpu(sb->map_pages) != DIV_ROUND_UP_ULL(nr, SSDCACHE_MAP_ENTRIES_PER_PAGE) ||
-	    le64_to_cpu(sb->journal_start) != SSDCACHE_JOURNAL_SECTOR ||
-	    le64_to_cpu(sb->journal_blocks) < 4 ||
-	    le64_to_cpu(sb->journal_blocks) > (1ULL << 30) ||
-	    le64_to_cpu(sb->journal_tail) >= le64_to_cpu(sb->journal_blocks) ||
-	    le64_to_cpu(sb->map_start) < SSDCACHE_JOURNAL_SECTOR +
-		le64_to_cpu(sb->journal_blocks) * SSDCACHE_META_BLOCK_SECTORS ||
-	    le64_to_cpu(sb->data_start) < le64_to_cpu(sb->map_start) +
-		2 * le64_to_cpu(sb->map_pages) * SSDCACHE_META_BLOCK_SECTORS ||
-	    le64_to_cpu(sb->data_start) + nr * bs > le64_to_cpu(sb->cache_sectors)) {
-		*error = "Superblock geometry is inconsistent";
 		return -EINVAL;
 	}
 	return check_block_size(sc, bs << SECTOR_SHIFT, error);

@@ -17,7 +17,6 @@
 #include "disk.h"
 
 #define MAX_REPORTS	20	/* problems printed in full */
-#define MAP_BATCH	32	/* blocks in a commit, at most (the module's) */
 
 struct meta {
 	const struct ssdc_dev *dev;
@@ -56,23 +55,12 @@ static const char *bad_entry(const struct meta *m, uint64_t slot, uint64_t e)
 /* The module's check_sb(), without the origin device. */
 static const char *bad_geometry(const struct meta *m)
 {
-	const struct ssdcache_disk_sb *sb = &m->sb;
-	uint64_t nr = m->nr, bs = m->bs;
+	const char *bad = ssdcache_sb_problem(&m->sb);
 
-	if (le32toh(sb->flags))
-		return "unknown flags";
-	if (le64toh(sb->cache_sectors) > m->dev->sectors)
+	if (bad)
+		return bad;
+	if (le64toh(m->sb.cache_sectors) > m->dev->sectors)
 		return "the device is smaller than when it was formatted";
-	if (!bs || (bs & (bs - 1)) || (bs << 9) < SSDCACHE_MIN_BLOCK_SIZE ||
-	    (bs << 9) > SSDCACHE_MAX_BLOCK_SIZE || le32toh(sb->assoc) != SSDCACHE_ASSOC ||
-	    !nr || nr % SSDCACHE_ASSOC ||
-	    m->map_pages != (nr + SSDCACHE_MAP_ENTRIES_PER_PAGE - 1) / SSDCACHE_MAP_ENTRIES_PER_PAGE ||
-	    le64toh(sb->journal_start) != SSDCACHE_JOURNAL_SECTOR || m->jblocks < 4 ||
-	    m->jblocks > (1ULL << 30) || le64toh(sb->journal_tail) >= m->jblocks ||
-	    m->map_start < SSDCACHE_JOURNAL_SECTOR + m->jblocks * SSDCACHE_META_BLOCK_SECTORS ||
-	    le64toh(sb->data_start) < m->map_start + 2 * m->map_pages * SSDCACHE_META_BLOCK_SECTORS ||
-	    le64toh(sb->data_start) + nr * bs > le64toh(sb->cache_sectors))
-		return "inconsistent geometry";
 	return NULL;
 }
 
@@ -122,9 +110,7 @@ static int load_sb(struct meta *m, FILE *out)
 
 static int page_ok(const struct meta *m, uint64_t pg, const struct ssdcache_disk_map_hdr *h)
 {
-	return le32toh(h->magic) == SSDCACHE_MAP_MAGIC && le64toh(h->page) == pg &&
-	       !memcmp(h->cache_uuid, m->sb.cache_uuid, SSDCACHE_UUID_LEN) &&
-	       le32toh(h->csum) == ssdc_meta_csum(h, &h->csum);
+	return ssdcache_map_page_ok(h, pg, m->sb.cache_uuid, ssdc_meta_csum(h, &h->csum));
 }
 
 /* The newer valid copy of map page @pg into m->map. */
@@ -152,12 +138,15 @@ static int load_page(struct meta *m, uint64_t pg)
 	}
 	for (i = 0; i < SSDCACHE_MAP_ENTRIES_PER_PAGE; i++) {
 		uint64_t slot = pg * SSDCACHE_MAP_ENTRIES_PER_PAGE + i;
-		const char *bad = bad_entry(m, slot, chosen[i]);
+		const char *bad;
 
+		if (slot >= m->nr && !chosen[i])
+			continue;	/* the last page's padding */
+		bad = bad_entry(m, slot, chosen[i]);
 		if (bad)
 			problem(m, "block map page %" PRIu64 ", cache block %" PRIu64 ": %s", pg,
 				slot, bad);
-		else if (slot < m->nr)
+		else
 			m->map[slot] = chosen[i];
 	}
 	return 0;
@@ -168,18 +157,9 @@ static int jblock_ok(const struct meta *m, uint64_t seq, unsigned int index,
 		     unsigned int *count)
 {
 	const struct ssdcache_disk_jhdr *h = m->buf;
-	unsigned int c = le16toh(h->count);
 
-	if (le32toh(h->magic) != SSDCACHE_JOURNAL_MAGIC || le64toh(h->seq) != seq ||
-	    le16toh(h->index) != index ||
-	    memcmp(h->cache_uuid, m->sb.cache_uuid, SSDCACHE_UUID_LEN) ||
-	    le32toh(h->csum) != ssdc_meta_csum(h, &h->csum))
-		return 0;
-	if (!c || c > MAP_BATCH || (index && c != *count) ||
-	    le32toh(h->nr_records) > SSDCACHE_JOURNAL_RECORDS)
-		return 0;
-	*count = c;
-	return 1;
+	return ssdcache_jblock_ok(h, seq, index, m->sb.cache_uuid, ssdc_meta_csum(h, &h->csum),
+				  count);
 }
 
 /* Replays the journal into m->map, as the module does at load. */
@@ -288,56 +268,77 @@ static void summary(const struct meta *m, FILE *out)
 		m->commits, m->jblocks_used);
 }
 
-static int open_meta(const char *path, struct meta *m, struct ssdc_dev *d, FILE *log)
+static int init_meta(const struct ssdc_dev *d, struct meta *m, FILE *log)
 {
-	char err[512];
-
 	memset(m, 0, sizeof(*m));
 	m->log = log;
-	if (ssdc_dev_open(path, d, err, sizeof(err))) {
-		fprintf(stderr, "ssdcachectl: %s\n", err);
-		return CHECK_OPERATIONAL;
-	}
 	m->dev = d;
-	if (posix_memalign(&m->buf, 4096, SSDCACHE_META_BLOCK_SIZE)) {
-		ssdc_dev_close(d);
-		return CHECK_OPERATIONAL;
-	}
-	return 0;
+	return posix_memalign(&m->buf, 4096, SSDCACHE_META_BLOCK_SIZE) ? CHECK_OPERATIONAL : 0;
 }
 
-static void close_meta(struct meta *m, struct ssdc_dev *d)
+static void free_meta(struct meta *m)
 {
 	free(m->map);
 	free(m->buf);
-	ssdc_dev_close(d);
+}
+
+/* check on device (or image) @d, named @label in the report on @out. */
+static int check_dev(const struct ssdc_dev *d, const char *label, FILE *out)
+{
+	struct meta m;
+	int r = init_meta(d, &m, out);
+
+	if (r)
+		return r;
+	r = load(&m, out, NULL);
+	if (r == CHECK_OPERATIONAL)
+		fprintf(stderr, "ssdcachectl check: %s: cannot read the metadata\n", label);
+	if (r == CHECK_CLEAN || r == CHECK_ERRORS) {
+		if (m.map)
+			summary(&m, out);
+		if (m.problems > MAX_REPORTS)
+			fprintf(out, "(%u more problems not shown)\n", m.problems - MAX_REPORTS);
+		if (r == CHECK_CLEAN)
+			fprintf(out, "%s: clean%s\n", label,
+				m.warned ? " (one superblock copy is bad; the next write replaces it)" : "");
+		else
+			fprintf(out, "%s: %u problems; the module will refuse to load this cache\n",
+				label, m.problems);
+	}
+	free_meta(&m);
+	return r;
 }
 
 int ssdc_check(const char *path)
 {
 	struct ssdc_dev d;
-	struct meta m;
-	int r = open_meta(path, &m, &d, stdout);
+	char err[512];
+	int r;
 
-	if (r)
-		return r;
-	r = load(&m, stdout, NULL);
-	if (r == CHECK_OPERATIONAL)
-		fprintf(stderr, "ssdcachectl check: %s: cannot read the metadata\n", path);
-	if (r == CHECK_CLEAN || r == CHECK_ERRORS) {
-		if (m.map)
-			summary(&m, stdout);
-		if (m.problems > MAX_REPORTS)
-			printf("(%u more problems not shown)\n", m.problems - MAX_REPORTS);
-		if (r == CHECK_CLEAN)
-			printf("%s: clean%s\n", path,
-			       m.warned ? " (one superblock copy is bad; the next write replaces it)" : "");
-		else
-			printf("%s: %u problems; the module will refuse to load this cache\n", path,
-			       m.problems);
+	if (ssdc_dev_open(path, &d, err, sizeof(err))) {
+		fprintf(stderr, "ssdcachectl: %s\n", err);
+		return CHECK_OPERATIONAL;
 	}
-	close_meta(&m, &d);
+	r = check_dev(&d, path, stdout);
+	ssdc_dev_close(&d);
 	return r;
+}
+
+/* A JSON string's contents: quotes, backslashes and control bytes escaped. */
+static void json_str(FILE *out, const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < max && s[i]; i++) {
+		unsigned char c = s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
 }
 
 static void json_sb(const struct ssdcache_disk_sb *sb, FILE *out)
@@ -347,12 +348,14 @@ static void json_sb(const struct ssdcache_disk_sb *sb, FILE *out)
 
 	for (i = 0; i < SSDCACHE_UUID_LEN; i++)
 		sprintf(uuid + 2 * i, "%02x", sb->cache_uuid[i]);
-	fprintf(out, "{\"seq\": %" PRIu64 ", \"cache_uuid\": \"%s\", \"origin_id\": \"%.63s\", "
+	fprintf(out, "{\"seq\": %" PRIu64 ", \"cache_uuid\": \"%s\", \"origin_id\": \"",
+		(uint64_t)le64toh(sb->seq), uuid);
+	json_str(out, sb->origin_id, SSDCACHE_ORIGIN_ID_LEN);
+	fprintf(out, "\", "
 		"\"origin_sectors\": %" PRIu64 ", \"cache_sectors\": %" PRIu64 ", "
 		"\"block_size\": %u, \"nr_blocks\": %" PRIu64 ", \"journal_blocks\": %" PRIu64 ", "
 		"\"map_pages\": %" PRIu64 ", \"data_start\": %" PRIu64 ", \"mode\": %u, "
 		"\"journal_tail\": %" PRIu64 ", \"journal_seq\": %" PRIu64 ", \"ckpt_seq\": %" PRIu64 "}",
-		(uint64_t)le64toh(sb->seq), uuid, sb->origin_id,
 		(uint64_t)le64toh(sb->origin_sectors), (uint64_t)le64toh(sb->cache_sectors),
 		le32toh(sb->block_sectors) << 9, (uint64_t)le64toh(sb->nr_blocks),
 		(uint64_t)le64toh(sb->journal_blocks), (uint64_t)le64toh(sb->map_pages),
@@ -361,46 +364,75 @@ static void json_sb(const struct ssdcache_disk_sb *sb, FILE *out)
 		(uint64_t)le64toh(sb->ckpt_seq));
 }
 
-int ssdc_dump(const char *path, int json)
+/* dump of device (or image) @d on @out; problems go to @err (text: @out). */
+static int dump_dev(const struct ssdc_dev *d, int json, FILE *out, FILE *err)
 {
-	struct ssdc_dev d;
 	struct meta m;
 	uint64_t i;
-	int r = open_meta(path, &m, &d, stderr), first = 1;
-	FILE *text = json ? NULL : stdout;
+	int r = init_meta(d, &m, json ? err : out), first = 1;
 
 	if (r)
 		return r;
-	r = load(&m, json ? stderr : stdout, text);
+	r = load(&m, json ? err : out, json ? NULL : out);
 	if (!m.map) {
-		close_meta(&m, &d);
+		free_meta(&m);
 		return r ? r : CHECK_ERRORS;
 	}
 	if (json) {
-		printf("{\"superblock\": ");
-		json_sb(&m.sb, stdout);
-		printf(", \"journal\": {\"commits\": %" PRIu64 ", \"blocks\": %" PRIu64 "}, \"map\": [",
-		       m.commits, m.jblocks_used);
+		fprintf(out, "{\"superblock\": ");
+		json_sb(&m.sb, out);
+		fprintf(out, ", \"journal\": {\"commits\": %" PRIu64 ", \"blocks\": %" PRIu64 "}, \"map\": [",
+			m.commits, m.jblocks_used);
 	} else {
-		summary(&m, stdout);
-		printf("cache_block origin_block state\n");
+		summary(&m, out);
+		fprintf(out, "cache_block origin_block state\n");
 	}
 	for (i = 0; i < m.nr; i++) {
 		int dirty = !!(m.map[i] & SSDCACHE_MAP_DIRTY);
+		uint64_t ob = m.map[i] & SSDCACHE_MAP_OBLOCK_MASK;
 
 		if (!m.map[i])
 			continue;
 		if (json)
-			printf("%s{\"block\": %" PRIu64 ", \"origin_block\": %" PRIu64 ", \"dirty\": %s}",
-			       first ? "" : ", ", i, (uint64_t)(m.map[i] & SSDCACHE_MAP_OBLOCK_MASK),
-			       dirty ? "true" : "false");
+			fprintf(out, "%s{\"block\": %" PRIu64 ", \"origin_block\": %" PRIu64 ", \"dirty\": %s}",
+				first ? "" : ", ", i, ob, dirty ? "true" : "false");
 		else
-			printf("%" PRIu64 " %" PRIu64 " %s\n", i, (uint64_t)(m.map[i] & SSDCACHE_MAP_OBLOCK_MASK),
-			       dirty ? "dirty" : "clean");
+			fprintf(out, "%" PRIu64 " %" PRIu64 " %s\n", i, ob, dirty ? "dirty" : "clean");
 		first = 0;
 	}
 	if (json)
-		printf("]}\n");
-	close_meta(&m, &d);
+		fprintf(out, "]}\n");
+	free_meta(&m);
 	return r;
+}
+
+int ssdc_dump(const char *path, int json)
+{
+	struct ssdc_dev d;
+	char err[512];
+	int r;
+
+	if (ssdc_dev_open(path, &d, err, sizeof(err))) {
+		fprintf(stderr, "ssdcachectl: %s\n", err);
+		return CHECK_OPERATIONAL;
+	}
+	r = dump_dev(&d, json, stdout, stderr);
+	ssdc_dev_close(&d);
+	return r;
+}
+
+int ssdc_check_image(int fd, uint64_t sectors, FILE *out)
+{
+	struct ssdc_dev d = { .fd = fd, .sectors = sectors };
+
+	snprintf(d.path, sizeof(d.path), "image");
+	return check_dev(&d, "image", out);
+}
+
+int ssdc_dump_image(int fd, uint64_t sectors, int json, FILE *out)
+{
+	struct ssdc_dev d = { .fd = fd, .sectors = sectors };
+
+	snprintf(d.path, sizeof(d.path), "image");
+	return dump_dev(&d, json, out, out);
 }

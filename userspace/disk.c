@@ -144,6 +144,10 @@ uint32_t ssdc_meta_csum(const void *block, const uint32_t *csum)
 {
 	unsigned char copy[SSDCACHE_META_BLOCK_SIZE];
 
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	/* The fuzzer's build: every checksum is right, so mutations get past. */
+	return le32toh(*csum);
+#endif
 	memcpy(copy, block, sizeof(copy));
 	memset(copy + ((const unsigned char *)csum - (const unsigned char *)block), 0, 4);
 	return ssdc_crc32c(SSDCACHE_CRC_SEED, copy, sizeof(copy));

@@ -85,6 +85,14 @@ load_refused() {
 	devices_cleanup
 
 	fresh_cache
+	python3 "$META" bad-jrec-empty "$cache"
+	run "$SSDCACHECTL" check "$cache"
+	[ "$status" -eq 4 ] && [[ "$output" == *"journal commit"*"entry past the last cache block"* ]] ||
+		fail "bad-jrec-empty: $status $output"
+	load_refused
+	devices_cleanup
+
+	fresh_cache
 	python3 "$META" dup-map "$cache"
 	run "$SSDCACHECTL" check "$cache"
 	[ "$status" -eq 4 ] && [[ "$output" == *"mapped twice (cache blocks 0 and 1)"* ]] ||

@@ -14,6 +14,9 @@ need a precise corruption (include/ssdcache_format.h is the reference).
                                          journal commit (valid checksum)
                                          whose record names a cache block
                                          past the end
+    ssdc_meta.py bad-jrec-empty DEV      the same with an empty entry (0) for
+                                         that block: no block may be set,
+                                         not even to empty, past the end
     ssdc_meta.py dup-map DEV             map one origin block twice in set 0
                                          (map page 0, checksums recomputed)
 """
@@ -100,14 +103,14 @@ def flip_map(f, page):
         f.write(bytes([b]))
 
 
-def bad_jrec(f):
+def bad_jrec(f, entry=(1 << 63) | 5):
     sb = best_sb(f)
     blk = bytearray(4096)
     struct.pack_into("<I", blk, 0, 0x4c4a4353)
     struct.pack_into("<Q", blk, 8, sb_field(sb, "journal_seq"))
     blk[16:32] = sb[24:40]                       # cache_uuid
     struct.pack_into("<IHH", blk, 32, 1, 0, 1)   # nr_records, index, count
-    struct.pack_into("<QQ", blk, 64, 0xFFFFFFFF, (1 << 63) | 5)
+    struct.pack_into("<QQ", blk, 64, 0xFFFFFFFF, entry)
     struct.pack_into("<I", blk, 4, block_csum(blk, 4))
     f.seek((sb_field(sb, "journal_start") + sb_field(sb, "journal_tail") * 8) * 512)
     f.write(blk)
@@ -173,6 +176,8 @@ def main(argv):
             drop_cache(f)
         elif cmd == "bad-jrec":
             bad_jrec(f)
+        elif cmd == "bad-jrec-empty":
+            bad_jrec(f, 0)
             drop_cache(f)
         elif cmd == "flip":
             off = int(argv[2], 0)
