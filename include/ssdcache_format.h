@@ -26,12 +26,18 @@
 #define ssdcache_le32(x)	le32_to_cpu(x)
 #define ssdcache_le64(x)	le64_to_cpu(x)
 #else
-#include <endian.h>
 #include <string.h>
 #define SSDCACHE_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
-#define ssdcache_le16(x)	le16toh(x)
-#define ssdcache_le32(x)	le32toh(x)
-#define ssdcache_le64(x)	le64toh(x)
+/* Strict C11 has no endian.h: GCC's and Clang's byte order macros. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ssdcache_le16(x)	((__u16)(x))
+#define ssdcache_le32(x)	((__u32)(x))
+#define ssdcache_le64(x)	((__u64)(x))
+#else
+#define ssdcache_le16(x)	((__u16)__builtin_bswap16(x))
+#define ssdcache_le32(x)	((__u32)__builtin_bswap32(x))
+#define ssdcache_le64(x)	((__u64)__builtin_bswap64(x))
+#endif
 #endif
 
 /* Name of the device-mapper target, as written in a table line. */

@@ -272,12 +272,12 @@ static int assemble(const char *devnode)
 	sb.origin_id[SSDCACHE_ORIGIN_ID_LEN - 1] = 0;
 	if (ssdc_identity_path(sb.origin_id, origin, sizeof(origin)) ||
 	    ssdc_dev_open(origin, &d, err, sizeof(err))) {
-		printf("ssdcachectl: %s: waiting for its origin %s\n", e.name, sb.origin_id);
+		printf("ssdcachectl: %s: waiting for its origin %s\n", e.name, e.origin_id);
 		return 0;
 	}
 	ssdc_dev_close(&d);
 	if (!d.sectors) {	/* a detached loop device, an empty drive */
-		printf("ssdcachectl: %s: waiting for its origin %s (empty)\n", e.name, sb.origin_id);
+		printf("ssdcachectl: %s: waiting for its origin %s (empty)\n", e.name, e.origin_id);
 		return 0;
 	}
 	printf("ssdcachectl: %s: assembling from %s and %s\n", e.name, cache, origin);

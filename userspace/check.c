@@ -66,7 +66,7 @@ static const char *bad_geometry(const struct meta *m)
 
 static const char *const copy_state[] = {
 	[SSDC_SB_OK] = "valid", [SSDC_SB_NONE] = "no ssdcache magic",
-	[SSDC_SB_CORRUPT] = "wrong checksum or version", [SSDC_SB_IOERR] = "unreadable",
+	[SSDC_SB_CORRUPT] = "wrong checksum", [SSDC_SB_IOERR] = "unreadable",
 };
 
 /* Reads the superblocks; returns CHECK_* for a fatal problem, else 0. */
@@ -256,14 +256,16 @@ static int load(struct meta *m, FILE *out, FILE *journal_dump)
 
 static void summary(const struct meta *m, FILE *out)
 {
+	char id[SSDC_PRINTABLE_ID_LEN];
 	uint64_t i, used = 0, dirty = 0;
 
 	for (i = 0; i < m->nr; i++) {
 		used += !!m->map[i];
 		dirty += !!(m->map[i] & SSDCACHE_MAP_DIRTY);
 	}
-	fprintf(out, "cache of %.63s: %" PRIu64 " blocks of %u bytes, %" PRIu64 " in use, %" PRIu64 " dirty\n",
-		m->sb.origin_id, m->nr, m->bs << 9, used, dirty);
+	fprintf(out, "cache of %s: %" PRIu64 " blocks of %u bytes, %" PRIu64 " in use, %" PRIu64 " dirty\n",
+		ssdc_printable(m->sb.origin_id, SSDCACHE_ORIGIN_ID_LEN, id, sizeof(id)), m->nr,
+		m->bs << 9, used, dirty);
 	fprintf(out, "journal: %" PRIu64 " commits (%" PRIu64 " blocks) to replay\n",
 		m->commits, m->jblocks_used);
 }

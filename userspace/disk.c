@@ -161,8 +161,12 @@ int ssdc_read_sb_copy(const struct ssdc_dev *d, int copy, struct ssdcache_disk_s
 		return SSDC_SB_IOERR;
 	if (le64toh(sb->magic) != SSDCACHE_MAGIC)
 		return SSDC_SB_NONE;
-	if (ssdc_meta_csum(sb, &sb->csum) != le32toh(sb->csum) ||
-	    le32toh(sb->version) != SSDCACHE_FORMAT_VERSION)
+	/*
+	 * As the module's read_sb(): the version is one of the rules checked
+	 * on the newest copy (ssdcache_sb_problem), not a reason to take the
+	 * older one.
+	 */
+	if (ssdc_meta_csum(sb, &sb->csum) != le32toh(sb->csum))
 		return SSDC_SB_CORRUPT;
 	return SSDC_SB_OK;
 }
@@ -320,4 +324,24 @@ int ssdc_wipe_sb(const char *path)
 	close(fd);
 	free(zero);
 	return r;
+}
+
+/*
+ * @in (at most @max bytes, NUL-terminated or not) made safe to print: each
+ * byte that is not printable ASCII as \xNN. Returns @out.
+ */
+const char *ssdc_printable(const char *in, size_t max, char *out, size_t len)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < max && in[i] && o + 5 < len; i++) {
+		unsigned char c = in[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out[o++] = c;
+		else
+			o += snprintf(out + o, len - o, "\\x%02x", c);
+	}
+	out[o] = 0;
+	return out;
 }

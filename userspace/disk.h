@@ -30,7 +30,7 @@ int ssdc_read_meta(const struct ssdc_dev *d, uint64_t sector, void *buf);
 uint32_t ssdc_meta_csum(const void *block, const uint32_t *csum);
 
 enum { SSDC_SB_OK, SSDC_SB_NONE, SSDC_SB_CORRUPT, SSDC_SB_IOERR };
-/* Copy @copy (0: A, 1: B) of the superblock; OK needs the current version. */
+/* Copy @copy (0: A, 1: B) of the superblock; OK: magic and checksum right. */
 int ssdc_read_sb_copy(const struct ssdc_dev *d, int copy, struct ssdcache_disk_sb *sb);
 /* The newest valid superblock copy of @d, in @out (little-endian fields). */
 int ssdc_read_sb(const struct ssdc_dev *d, struct ssdcache_disk_sb *out);
@@ -40,6 +40,10 @@ int ssdc_dev_get_ro(const char *path);
 void ssdc_dev_uevent(dev_t rdev);
 void ssdc_dev_drop_pages(const char *path);
 int ssdc_wipe_sb(const char *path);
+
+/* Room for a printable superblock origin_id (4 bytes out per byte in). */
+#define SSDC_PRINTABLE_ID_LEN	(4 * SSDCACHE_ORIGIN_ID_LEN + 1)
+const char *ssdc_printable(const char *in, size_t max, char *out, size_t len);
 
 int ssdc_origin_identity(const struct ssdc_dev *d, char *id, size_t len);
 int ssdc_identity_path(const char *id, char *path, size_t len);

@@ -111,14 +111,14 @@ static int not_busy(const char *cmd, const char *what, const struct ssdc_dev *d)
 static int cache_empty(const struct ssdc_dev *c, int force)
 {
 	struct ssdcache_disk_sb sb;
-	char what[128];
+	char what[SSDC_PRINTABLE_ID_LEN + 64], id[SSDC_PRINTABLE_ID_LEN];
 	int r = ssdc_read_sb(c, &sb);
 
 	if (r == SSDC_SB_IOERR)
 		return ERR("ssdcachectl create: cannot read %s\n", c->path);
 	if (r == SSDC_SB_OK)
-		snprintf(what, sizeof(what), "an ssdcache superblock (a cache of %.63s)",
-			 sb.origin_id);
+		snprintf(what, sizeof(what), "an ssdcache superblock (a cache of %s)",
+			 ssdc_printable(sb.origin_id, SSDCACHE_ORIGIN_ID_LEN, id, sizeof(id)));
 	else if (r == SSDC_SB_CORRUPT)
 		snprintf(what, sizeof(what), "a damaged ssdcache superblock");
 	else if (ssdc_dev_contents(c, what, sizeof(what)) <= 0)
@@ -355,7 +355,7 @@ static int sb_failure(const char *cmd, const char *path, int r)
 	if (r == SSDC_SB_NONE)
 		return ERR("ssdcachectl %s: %s holds no ssdcache superblock\n", cmd, path);
 	if (r == SSDC_SB_CORRUPT)
-		return ERR("ssdcachectl %s: both superblocks of %s are damaged (wrong checksum or version); nothing was loaded\n",
+		return ERR("ssdcachectl %s: both superblocks of %s are damaged (wrong checksum); nothing was loaded\n",
 			   cmd, path);
 	return ERR("ssdcachectl %s: cannot read %s\n", cmd, path);
 }
@@ -367,7 +367,7 @@ int ssdc_load(const char *cmd, const char *cache_path, const char *want_name,
 	struct ssdc_dev origin, cache;
 	struct ssdc_reg reg;
 	char err[512], name[SSDC_NAME_LEN], path[PATH_MAX], params[1024], before[512];
-	char uuid[SSDC_UUID_STR_LEN], cache_id[SSDCACHE_ORIGIN_ID_LEN];
+	char uuid[SSDC_UUID_STR_LEN], cache_id[SSDCACHE_ORIGIN_ID_LEN], id[SSDC_PRINTABLE_ID_LEN];
 	int r, registered, was_ro;
 
 	if (ssdc_dev_open(cache_path, &cache, err, sizeof(err)))
@@ -377,16 +377,23 @@ int ssdc_load(const char *cmd, const char *cache_path, const char *want_name,
 		ssdc_dev_close(&cache);
 		return sb_failure(cmd, cache_path, r);
 	}
+	if (le32toh(sb.version) != SSDCACHE_FORMAT_VERSION) {
+		ssdc_dev_close(&cache);
+		return ERR("ssdcachectl %s: %s is in on-disk format %u; this ssdcachectl and its module read format %u\n",
+			   cmd, cache_path, le32toh(sb.version), SSDCACHE_FORMAT_VERSION);
+	}
 	sb.origin_id[SSDCACHE_ORIGIN_ID_LEN - 1] = 0;
 	if (ssdc_identity_path(sb.origin_id, path, sizeof(path))) {
 		ssdc_dev_close(&cache);
 		return ERR("ssdcachectl %s: %s: the origin's identity '%s' names no device; load it with dmsetup and origin_id\n",
-			   cmd, cache_path, sb.origin_id);
+			   cmd, cache_path,
+			   ssdc_printable(sb.origin_id, SSDCACHE_ORIGIN_ID_LEN, id, sizeof(id)));
 	}
 	if (ssdc_dev_open(path, &origin, err, sizeof(err))) {
 		ssdc_dev_close(&cache);
-		return ERR("ssdcachectl %s: the origin %s (%s) is not there: %s\n",
-			   cmd, sb.origin_id, path, err);
+		return ERR("ssdcachectl %s: the origin %s is not there: %s\n", cmd,
+			   ssdc_printable(sb.origin_id, SSDCACHE_ORIGIN_ID_LEN, id, sizeof(id)),
+			   ssdc_printable(err, sizeof(err), path, sizeof(path)));
 	}
 	ssdc_uuid_str(sb.cache_uuid, uuid);
 	registered = ssdc_reg_find(uuid, NULL, &reg);

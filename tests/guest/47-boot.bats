@@ -40,8 +40,9 @@ dirty_fs_cache() {
 	o=$(loop_create "$ofile" 64)
 	oname=${o#/dev/}
 	c=$(nullb_create btc 16 fast)
+	# No sequential bypass: the file's blocks must be dirty on the cache.
 	run "$SSDCACHECTL" create bt --origin "$o" --cache "$c" --mode wb \
-		--writeback-idle-ms 0 --dirty-high 100
+		--writeback-idle-ms 0 --dirty-high 100 --sequential-cutoff 0
 	[ "$status" -eq 0 ] || fail "create: $output"
 	_devices_register dm bt
 	mkfs.ext4 -q -E nodiscard /dev/mapper/bt
@@ -98,7 +99,7 @@ replug() {
 	udevadm settle
 	assert_eq "$(readlink -f /dev/mapper/bt)" "$(readlink -f "/dev/disk/by-uuid/$fsuuid")" \
 		"by-uuid link while loaded"
-	grep -q "^bt [0-9a-f]\{32\} dev:$oname dev:btc writeback_idle_ms 0 dirty_high 100$" \
+	grep -q "^bt [0-9a-f]\{32\} dev:$oname dev:btc writeback_idle_ms 0 dirty_high 100 sequential_cutoff 0$" \
 		/etc/ssdcache/caches || fail "registry: $(cat /etc/ssdcache/caches)"
 	run "$SSDCACHECTL" remove bt --keep-dirty
 	[ "$status" -eq 0 ] || fail "remove: $output"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bats
+# Damaged metadata, judged by both loaders: the module's and ssdcachectl
+# check's must agree on every image (tests/lib/corrupt_diff.py). The
+# images are the fuzzer's seeds (tests/fuzz/corpus) with random damage in
+# every metadata structure; udev is paused so that nothing reads the
+# device between the load and the count.
+
+load ../lib/common
+
+setup() { require_guest; }
+
+teardown() {
+	udevadm control --start-exec-queue 2>/dev/null || true
+	dmsetup remove --retry cdiff >/dev/null 2>&1 || true
+	devices_cleanup
+}
+
+@test "corrupted metadata: the module and ssdcachectl check agree on 200 damaged images" {
+	origin=$(nullb_create cdo 512 fast)
+	cache=$(nullb_create cdc 2 fast)
+	udevadm settle
+	udevadm control --stop-exec-queue
+	# One fixed random sequence per kernel: reproducible, and each kernel
+	# sees other images.
+	rseed=$(uname -r | cksum | cut -d' ' -f1)
+	run python3 "$SSDCACHE_TOP/tests/lib/corrupt_diff.py" "$SSDCACHECTL" "$cache" "$origin" \
+		"$SSDCACHE_TOP/tests/fuzz/corpus" 200 "$rseed" "$SSDCACHE_RESULTS"
+	udevadm control --start-exec-queue
+	echo "$output" | tee "$SSDCACHE_RESULTS/corrupt-diff.txt"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"200 rounds agree"* ]]
+}
