@@ -63,6 +63,35 @@ $ds $((total - ds)) $data"
 		"again, now from the origin"
 }
 
+@test "faults: an SSD read failure on a dirty block is an error, never the origin's older data" {
+	require_guest
+	faulty_cache fd error
+	# Back to a working data area, to make blocks 2600.. dirty on it.
+	ds=$(python3 "$META" get-sb "$lin" data_start)
+	dm_reload fd_c "0 $(dev_sectors "$ssd") linear $ssd 0"
+	opts="writeback_idle_ms 0 dirty_high 100"
+	dm=$(ssdc_create fd "$origin" "$lin" writeback $opts)
+	old=$(dd if="$origin" bs=4k count=16 skip=2600 iflag=direct status=none | md5sum)
+	dd if=/dev/urandom of="$dm" bs=4k count=16 seek=2600 oflag=direct status=none
+	[ "$(ssdc_stat fd dirty)" -ge 16 ] || fail "not dirty: $(ssdc_stat fd dirty)"
+	dm_remove fd
+	dm_reload fd_c "0 $ds linear $ssd 0
+$ds $(($(dev_sectors "$ssd") - ds)) error"
+	dm=$(ssdc_create fd "$origin" "$lin" writeback $opts)
+	udevadm settle
+	for b in 2600 2607 2615; do
+		run dd if="$dm" of="$BATS_TEST_TMPDIR/got" bs=4k count=1 skip=$b iflag=direct status=none
+		[ "$status" -ne 0 ] || fail "block $b read without error: $(md5sum <"$BATS_TEST_TMPDIR/got")"
+	done
+	[ "$(ssdc_stat fd dirty)" -ge 16 ] || fail "dirty blocks lost: $(ssdc_stat fd dirty)"
+	assert_eq "$old" "$(dd if="$origin" bs=4k count=16 skip=2600 iflag=direct status=none | md5sum)" \
+		"origin (the failed reads must not have changed it)"
+	# A clean block on the failing SSD is still served, from the origin.
+	want=$(dd if="$origin" bs=4k count=1 skip=2500 iflag=direct status=none | md5sum)
+	assert_eq "$want" "$(dd if="$dm" bs=4k count=1 skip=2500 iflag=direct status=none | md5sum)" \
+		"a clean block"
+}
+
 @test "faults: flushes and FUA writes reach the origin" {
 	require_guest
 	base=$(nullb_create fl_b 16 fast 4)

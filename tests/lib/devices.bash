@@ -55,7 +55,15 @@ nullb_create() {
 	fast) echo 0 >"$d/irqmode"; echo 64 >"$d/hw_queue_depth" ;;
 	*) echo "nullb_create: unknown model '$model' (hdd, ssd, fast)" >&2; return 1 ;;
 	esac
-	[ "$cache" = 0 ] || echo "$cache" >"$d/cache_size"
+	if [ "$cache" != 0 ]; then
+		echo "$cache" >"$d/cache_size"
+		# One request at a time: null_blk's cache code (6.1) can livelock
+		# when two requests make room in a full cache at once (one spins
+		# in null_make_cache_space while the other, holding pages, waits
+		# for the CPU: a soft lockup, seen once in 50-persist).
+		echo 1 >"$d/hw_queue_depth"
+		echo 1 >"$d/submit_queues"
+	fi
 	echo 1 >"$d/discard" 2>/dev/null || true
 	echo 1 >"$d/power" || return 1
 	wait_for_dev "/dev/$name" || return 1
