@@ -228,8 +228,7 @@ static void log_to_kmsg(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* one kernel log record per line */
 }
 
-/* Is @path's superblock that of the cache with UUID @uuid? */
-static int holds_cache(const char *path, const char *uuid, struct ssdcache_disk_sb *sb)
+int ssdc_holds_cache(const char *path, const char *uuid, struct ssdcache_disk_sb *sb)
 {
 	struct ssdc_dev d;
 	char err[512], found[SSDC_UUID_STR_LEN];
@@ -265,7 +264,7 @@ static int assemble(const char *devnode)
 		snprintf(cache, sizeof(cache), "%s", devnode);
 	else if (ssdc_identity_path(e.cache_id, cache, sizeof(cache)))
 		return 0;
-	if (!holds_cache(cache, e.uuid, &sb)) {
+	if (!ssdc_holds_cache(cache, e.uuid, &sb)) {
 		printf("ssdcachectl: %s: waiting for its cache device %s\n", e.name, e.cache_id);
 		return 0;
 	}

@@ -8,6 +8,10 @@ struct ssdc_reg;
 
 enum { SSDC_ROLE_NONE, SSDC_ROLE_CACHE, SSDC_ROLE_ORIGIN };
 
+struct ssdcache_disk_sb;
+/* Is @path's superblock (read into @sb) that of the cache with UUID @uuid? */
+int ssdc_holds_cache(const char *path, const char *uuid, struct ssdcache_disk_sb *sb);
+
 int ssdc_role(const struct ssdc_dev *d, int nlinks, char **links, struct ssdc_reg *e);
 
 int ssdc_run_lock(void);

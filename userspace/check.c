@@ -311,16 +311,24 @@ static int check_dev(const struct ssdc_dev *d, const char *label, FILE *out)
 	return r;
 }
 
+/* Opens @path for check or dump; says why not. */
+static int open_dev(const char *path, struct ssdc_dev *d)
+{
+	char err[512];
+
+	if (!ssdc_dev_open(path, d, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "ssdcachectl: %s\n", err);
+	return CHECK_OPERATIONAL;
+}
+
 int ssdc_check(const char *path)
 {
 	struct ssdc_dev d;
-	char err[512];
-	int r;
+	int r = open_dev(path, &d);
 
-	if (ssdc_dev_open(path, &d, err, sizeof(err))) {
-		fprintf(stderr, "ssdcachectl: %s\n", err);
-		return CHECK_OPERATIONAL;
-	}
+	if (r)
+		return r;
 	r = check_dev(&d, path, stdout);
 	ssdc_dev_close(&d);
 	return r;
@@ -411,13 +419,10 @@ static int dump_dev(const struct ssdc_dev *d, int json, FILE *out, FILE *err)
 int ssdc_dump(const char *path, int json)
 {
 	struct ssdc_dev d;
-	char err[512];
-	int r;
+	int r = open_dev(path, &d);
 
-	if (ssdc_dev_open(path, &d, err, sizeof(err))) {
-		fprintf(stderr, "ssdcachectl: %s\n", err);
-		return CHECK_OPERATIONAL;
-	}
+	if (r)
+		return r;
 	r = dump_dev(&d, json, stdout, stderr);
 	ssdc_dev_close(&d);
 	return r;

@@ -183,23 +183,6 @@ int ssdc_cmd_remove(int argc, char **argv)
 	return r;
 }
 
-/* Does @path hold the superblock of the cache with UUID @uuid? */
-static int holds(const char *path, const char *uuid)
-{
-	struct ssdcache_disk_sb sb;
-	char err[512], found[SSDC_UUID_STR_LEN];
-	struct ssdc_dev d;
-	int r;
-
-	if (ssdc_dev_open(path, &d, err, sizeof(err)))
-		return 0;
-	r = ssdc_read_sb(&d, &sb) == SSDC_SB_OK;
-	ssdc_dev_close(&d);
-	if (r)
-		ssdc_uuid_str(sb.cache_uuid, found);
-	return r && !strcmp(found, uuid);
-}
-
 int ssdc_cmd_forget(int argc, char **argv)
 {
 	char origin[PATH_MAX], cache[PATH_MAX];
@@ -207,6 +190,7 @@ int ssdc_cmd_forget(int argc, char **argv)
 	struct ssdc_reg e;
 	struct stat st;
 	int force = argc == 2 && !strcmp(argv[1], "--force"), present;
+	struct ssdcache_disk_sb sb;
 
 	if (argc < 1 || argc > 2 || argv[0][0] == '-' || (argc == 2 && !force)) {
 		fprintf(stderr, "ssdcachectl forget: expected <name> --force\n");
@@ -231,7 +215,8 @@ int ssdc_cmd_forget(int argc, char **argv)
 	 * Its blocks must never be loaded again over an origin used alone:
 	 * wiped if its device is here, else remembered as forgotten.
 	 */
-	present = !ssdc_identity_path(e.cache_id, cache, sizeof(cache)) && holds(cache, e.uuid);
+	present = !ssdc_identity_path(e.cache_id, cache, sizeof(cache)) &&
+		  ssdc_holds_cache(cache, e.uuid, &sb);
 	if (present && ssdc_wipe_sb(cache)) {
 		fprintf(stderr, "ssdcachectl forget: %s: cannot wipe the superblocks of %s; nothing changed\n",
 			e.name, cache);
