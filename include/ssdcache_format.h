@@ -120,7 +120,7 @@ struct ssdcache_disk_sb {
 	__le64 map_pages;		/* metadata blocks */
 	__le64 data_start;		/* sectors */
 	__le32 mode;			/* enum ssdcache_mode last in use */
-	__le32 flags;			/* none defined yet: must be 0 */
+	__le32 flags;			/* SSDCACHE_SB_* */
 	__le64 journal_tail;		/* journal block where replay starts */
 	__le64 journal_seq;		/* seq of the commit expected there */
 	__le64 ckpt_seq;		/* last checkpoint: map copies carry it */
@@ -267,6 +267,14 @@ SSDCACHE_STATIC_ASSERT(SSDCACHE_JOURNAL_RECORDS == 252, "252 records a block");
  * What is wrong with a superblock copy whose magic and checksum are
  * right, without looking at the devices, or NULL.
  */
+/*
+ * Superblock flags. DEGRADED: the SSD failed too often (an error limit
+ * was passed); the cache stays degraded across loads until the operator
+ * clears it. A flag this version does not know refuses the load.
+ */
+#define SSDCACHE_SB_DEGRADED	(1U << 0)
+#define SSDCACHE_SB_KNOWN_FLAGS	SSDCACHE_SB_DEGRADED
+
 static inline const char *ssdcache_sb_problem(const struct ssdcache_disk_sb *sb)
 {
 	__u64 nr = ssdcache_le64(sb->nr_blocks), jblocks = ssdcache_le64(sb->journal_blocks);
@@ -277,7 +285,7 @@ static inline const char *ssdcache_sb_problem(const struct ssdcache_disk_sb *sb)
 
 	if (ssdcache_le32(sb->version) != SSDCACHE_FORMAT_VERSION)
 		return "Unsupported on-disk format version";
-	if (ssdcache_le32(sb->flags))
+	if (ssdcache_le32(sb->flags) & ~SSDCACHE_SB_KNOWN_FLAGS)
 		return "Superblock has unknown flags";
 	/* Each bound first, so that no product below can overflow. */
 	if (!bs || (bs & (bs - 1)) || bs < (SSDCACHE_MIN_BLOCK_SIZE >> SSDCACHE_SECTOR_SHIFT) ||

@@ -133,7 +133,7 @@ static int parse_opt(struct dm_arg_set *as, struct ssdc_args *args,
 		unsigned int i, v;
 
 		if (ssdc_wb_parse(key, val, &i, &v)) {
-			*error = "Invalid writeback tunable: see Documentation/ssdcache.rst";
+			*error = "Invalid tunable value: see Documentation/ssdcache.rst";
 			return -EINVAL;
 		}
 		args->wb_given |= 1U << i;

@@ -210,7 +210,9 @@ void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirt
 
 	if (dirty) {
 		v |= SSDC_SF_DIRTY;
-		atomic64_inc(&sc->dirty);
+		/* The cleaner stops polling while nothing is dirty: wake it. */
+		if (atomic64_inc_return(&sc->dirty) == 1)
+			ssdc_wb_kick(sc);
 	}
 	v |= sc->slots[slot] & ~(SSDC_SLOT_STATE_MASK | SSDC_SF_ALL | SSDCACHE_MAP_OBLOCK_MASK);
 	update_unsynced(sc, slot, v);

@@ -20,6 +20,10 @@
  * origin whole, after invalidating what they cover; dirty blocks are
  * never invalidated: a sequential bio stops before the first one (dm
  * resubmits the rest), and a discard leaves them cached.
+ *
+ * Degraded (health.c): clean copies are not read, nothing new is written
+ * to the SSD, and a write to a dirty block waits until the cleaner has
+ * written it back (at most SSDC_DEGRADED_WRITE_WAIT_MS, then EIO).
  */
 #include <linux/bio.h>
 #include <linux/blkdev.h>
@@ -307,19 +311,21 @@ void ssdc_issue_write(struct ssdcache *sc, struct bio *bio)
 	}
 
 	if (pb->whole_block && bio_op(bio) == REQ_OP_WRITE &&
-	    READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITETHROUGH &&
-	    !READ_ONCE(sc->failed))
+	    READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITETHROUGH && ssdc_may_cache(sc))
 		wt_install(sc, bio, pb);
 	remap_origin(sc, bio);
 	ssdc_count_bio(sc, false, bio);
 	submit_bio_noacct(bio);
 }
 
+/* route_block_write(): map again once the cleaner wrote the block back. */
+#define SSDC_ROUTE_WAIT_CLEAN	(-2)
+
 /*
  * Where a one-block write goes, decided under the set lock: 1 if to the
  * slot in pb->slot (a dirty block rewritten in place, or a fresh slot in
- * write-back mode), -1 if it must be mapped again later, 0 if to the
- * origin (*wait: after a commit).
+ * write-back mode), -1 if it must be mapped again later (or
+ * SSDC_ROUTE_WAIT_CLEAN), 0 if to the origin (*wait: after a commit).
  */
 static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, bool *hit)
 {
@@ -331,6 +337,8 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 	*hit = slot >= 0;
 	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_FILLING && (v & SSDC_SF_DIRTY))
 		return -1;	/* another write-back write to it is under way */
+	if (slot >= 0 && ssdc_slot_dirty(v) && READ_ONCE(sc->degraded))
+		return SSDC_ROUTE_WAIT_CLEAN;
 	if (slot >= 0 && ssdc_slot_dirty(v)) {
 		if (ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX)
 			return -1;
@@ -341,7 +349,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 		return 1;
 	}
 	if (READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && pb->whole_block &&
-	    bio_op(bio) == REQ_OP_WRITE) {
+	    bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded)) {
 		fresh = ssdc_take_free(sc, set);
 		if (fresh >= 0) {
 			if (slot >= 0)
@@ -362,6 +370,35 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 	return 0;
 }
 
+/*
+ * Degraded: a write to a dirty block waits for the cleaner to write it
+ * back (the cursor is moved to it), then goes to the origin like any
+ * other. If that takes too long (say the SSD cannot read the block), the
+ * write fails: the block stays as it was.
+ */
+static int wait_for_writeback(struct ssdcache *sc, struct bio *bio, u64 oblock)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	unsigned long since = pb->wait_since;
+
+	write_end(sc, pb, false);
+	pb->kind = SSDC_BIO_PASS;
+	if (!since) {
+		pb->wait_since = jiffies;
+	} else if (time_after(jiffies, since +
+			      msecs_to_jiffies(SSDC_DEGRADED_WRITE_WAIT_MS))) {
+		DMERR_LIMIT("%s: degraded: block %llu not written back in time: write failed",
+			    ssdcache_name(sc), oblock);
+		pb->rejected = 1;
+		bio_io_error(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	WRITE_ONCE(sc->wb_cursor, oblock);
+	ssdc_wb_kick(sc);
+	ssdc_requeue(sc, bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
 /* A write within one cache block. */
 static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 {
@@ -378,6 +415,8 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
 	where = route_block_write(sc, bio, &wait, &hit);
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	if (where == SSDC_ROUTE_WAIT_CLEAN)
+		return wait_for_writeback(sc, bio, oblock);
 	if (where < 0) {
 		write_end(sc, pb, false);
 		pb->kind = SSDC_BIO_PASS;
@@ -473,7 +512,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	}
 	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_VALID &&
 	    ssdc_slot_pins(v) < SSDC_SLOT_PINS_MAX &&
-	    (!READ_ONCE(sc->failed) || (v & SSDC_SF_DIRTY))) {
+	    (ssdc_may_cache(sc) || (v & SSDC_SF_DIRTY))) {
 		sc->slots[slot] = v + SSDC_SLOT_PIN;
 		ssdc_touch(sc, set, slot, false);
 		spin_unlock_irqrestore(&st->lock, flags);
@@ -489,7 +528,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	}
 	pb->kind = SSDC_BIO_MISS_READ;
 	pb->fill = slot < 0 && pb->whole_block && !st->writes_inflight &&
-		   !atomic_read(&sc->gwrites_inflight) && !READ_ONCE(sc->failed);
+		   !atomic_read(&sc->gwrites_inflight) && ssdc_may_cache(sc);
 	pb->set = set;
 	pb->oblock = oblock;
 	pb->wgen = st->wgen;
@@ -555,6 +594,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	struct ssdc_bio *pb = ssdc_pb(bio);
 	sector_t sector = bio->bi_iter.bi_sector, len = bio_sectors(bio);
 	u64 first, last, start = 0;
+	unsigned long since = requeued ? pb->wait_since : 0;
 
 	/* A requeued read keeps the time it was first mapped. */
 	if (bio_op(bio) == REQ_OP_READ)
@@ -562,6 +602,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	memset(pb, 0, sizeof(*pb));
 	pb->sc = sc;
 	pb->start_ns = start;
+	pb->wait_since = since;
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
 	case REQ_OP_WRITE:
@@ -768,7 +809,7 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 
 	spin_lock_irqsave(&st->lock, flags);
 	if (st->wgen == f->wgen && atomic_read(&sc->gwgen) == f->gwgen &&
-	    !READ_ONCE(sc->failed) && ssdc_lookup(sc, f->set, f->oblock) < 0 &&
+	    ssdc_may_cache(sc) && ssdc_lookup(sc, f->set, f->oblock) < 0 &&
 	    !ssdc_evicting_locked(sc, f->set, f->oblock)) {
 		slot = ssdc_take_free(sc, f->set);
 		if (slot >= 0) {

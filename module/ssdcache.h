@@ -27,11 +27,22 @@
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 
-/* Writeback defaults (tunable in the table line and with messages). */
-#define SSDC_WB_TUNABLES		5
+/*
+ * Numeric tunables (table line, messages, sysfs): the five writeback ones,
+ * then the two of the SSD's error limit (health.c).
+ */
+#define SSDC_WB_TUNABLES		7
 #define SSDC_WB_DIRTY_HIGH		50	/* % of blocks: start cleaning */
 #define SSDC_WB_DIRTY_LOW		25	/* % of blocks: stop cleaning */
 #define SSDC_WB_IDLE_MS			2000	/* origin quiet this long: clean */
+#define SSDC_WB_BACKOFF_MIN_MS		100	/* first pause after a failed batch */
+#define SSDC_WB_BACKOFF_MAX_MS		10000
+
+/* SSD error limit defaults: see health.c. */
+#define SSDC_ERROR_LIMIT		8
+#define SSDC_ERROR_HALFLIFE_MS		60000
+/* Degraded: how long a write to a dirty block waits for its writeback. */
+#define SSDC_DEGRADED_WRITE_WAIT_MS	30000
 
 enum ssdc_policy {
 	SSDC_POLICY_LRU,
@@ -50,7 +61,7 @@ struct ssdc_args {
 	bool format;
 	bool force;
 	const char *origin_id;		/* NULL: the origin's kernel name */
-	unsigned int wb_given;		/* bitmap: writeback tunables given */
+	unsigned int wb_given;		/* bitmap: numeric tunables given */
 	unsigned int wb_val[SSDC_WB_TUNABLES];
 };
 
@@ -231,10 +242,20 @@ struct ssdcache {
 	unsigned int wb_idle_ms;	/* 0: no idle cleaning */
 	unsigned int wb_rate;		/* blocks per second, 0: unlimited */
 	unsigned int wb_yield;		/* 1: pause under foreground I/O */
+	unsigned int wb_backoff_ms;	/* pause after failed batches, 0: none */
 	bool wb_flush_all;		/* "flush" message: clean everything */
 	bool wb_draining;		/* above high, cleaning down to low */
 	bool wb_stopped;		/* suspended or being destroyed */
 	unsigned long last_fg;		/* jiffies of the last foreground bio */
+
+	/* SSD health (health.c). */
+	spinlock_t err_lock;		/* protects err_score and err_stamp */
+	unsigned int err_score;		/* SSD errors, decaying */
+	unsigned long err_stamp;	/* jiffies err_score was last decayed */
+	unsigned int err_limit;		/* score that degrades, 0: never */
+	unsigned int err_halflife_ms;	/* the score halves this often */
+	bool degraded;			/* latched: no new data on the SSD */
+	struct work_struct degrade_work; /* records it in the superblock */
 
 	struct ssdc_stats __percpu *stats;
 	struct ssdc_sysfs *sysfs;	/* its sysfs directory, once resumed */
@@ -259,6 +280,7 @@ struct ssdc_bio {
 	u8 rewrite:1;		/* write-back write into a dirty slot */
 	u8 rejected:1;		/* failed with no device I/O (failed state) */
 	u64 start_ns;		/* reads: when mapped, for the histograms */
+	unsigned long wait_since; /* degraded: jiffies a dirty write began to wait */
 };
 
 enum ssdc_bio_kind {
@@ -293,9 +315,20 @@ static inline void ssdc_count_io(struct ssdcache *sc, bool ssd, bool write, u64 
 	ssdc_count_add(sc, ssdc_io_counter(ssd, write), bytes);
 }
 
+void ssdc_ssd_error(struct ssdcache *sc);
+
+/* Counts a failed data or metadata I/O; SSD errors count to its health. */
 static inline void ssdc_count_error(struct ssdcache *sc, bool ssd, bool write)
 {
 	ssdc_count(sc, ssdc_io_counter(ssd, write) + 4);
+	if (ssd)
+		ssdc_ssd_error(sc);
+}
+
+/* May new data go to the SSD? Not once failed or degraded. */
+static inline bool ssdc_may_cache(struct ssdcache *sc)
+{
+	return !READ_ONCE(sc->failed) && !READ_ONCE(sc->degraded);
 }
 
 /* Counts a data bio (not a discard or flush) sent to the SSD or the origin. */
@@ -472,6 +505,13 @@ int ssdc_latency_show(const struct ssdc_stats *t, enum ssdc_lat which,
 void ssdc_sysfs_init(void);
 int ssdc_sysfs_attach(struct ssdcache *sc);
 void ssdc_sysfs_detach(struct ssdcache *sc);
+
+/* health.c */
+void ssdc_health_init(struct ssdcache *sc);
+void ssdc_health_load(struct ssdcache *sc);
+void ssdc_health_quiesce(struct ssdcache *sc);
+int ssdc_health_message(struct ssdcache *sc, unsigned int argc, char **argv);
+const char *ssdc_health_state(struct ssdcache *sc);
 
 /* target.c */
 int ssdc_set_tunable(struct ssdcache *sc, const char *key, const char *val);

@@ -46,7 +46,7 @@ struct ssdc_attr {
 
 enum {
 	INFO_STATE, INFO_WRITEBACK, INFO_BLOCK_SIZE, INFO_CACHE_BLOCKS,
-	INFO_ORIGIN, INFO_CACHE, INFO_RAM_PER_BLOCK,
+	INFO_ORIGIN, INFO_CACHE, INFO_RAM_PER_BLOCK, INFO_HEALTH, INFO_BACKOFF,
 };
 
 static const char *state_name(struct ssdcache *sc)
@@ -74,13 +74,17 @@ static ssize_t info_show(struct ssdcache *sc, const struct ssdc_attr *a, char *b
 		return sysfs_emit(buf, "%s\n", sc->cache->name);
 	case INFO_RAM_PER_BLOCK:
 		return sysfs_emit(buf, "%u\n", ssdc_ram_per_block(sc));
+	case INFO_HEALTH:
+		return sysfs_emit(buf, "%s\n", ssdc_health_state(sc));
+	case INFO_BACKOFF:
+		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->wb_backoff_ms));
 	}
 	return -EINVAL;
 }
 
 enum {
 	TUN_MODE, TUN_POLICY, TUN_SEQ_CUTOFF, TUN_DIRTY_HIGH, TUN_DIRTY_LOW,
-	TUN_IDLE_MS, TUN_RATE, TUN_YIELD,
+	TUN_IDLE_MS, TUN_RATE, TUN_YIELD, TUN_ERROR_LIMIT, TUN_ERROR_HALFLIFE,
 };
 
 static ssize_t tunable_show(struct ssdcache *sc, const struct ssdc_attr *a, char *buf)
@@ -102,6 +106,10 @@ static ssize_t tunable_show(struct ssdcache *sc, const struct ssdc_attr *a, char
 		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->wb_rate));
 	case TUN_YIELD:
 		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->wb_yield));
+	case TUN_ERROR_LIMIT:
+		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->err_limit));
+	case TUN_ERROR_HALFLIFE:
+		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->err_halflife_ms));
 	}
 	return -EINVAL;
 }
@@ -138,6 +146,8 @@ INFO_ATTR(cache_blocks, INFO_CACHE_BLOCKS);
 INFO_ATTR(origin, INFO_ORIGIN);
 INFO_ATTR(cache, INFO_CACHE);
 INFO_ATTR(ram_per_block, INFO_RAM_PER_BLOCK);
+INFO_ATTR(health, INFO_HEALTH);
+INFO_ATTR(writeback_backoff_ms, INFO_BACKOFF);
 TUNABLE_ATTR(mode, TUN_MODE);
 TUNABLE_ATTR(policy, TUN_POLICY);
 TUNABLE_ATTR(sequential_cutoff, TUN_SEQ_CUTOFF);
@@ -146,6 +156,8 @@ TUNABLE_ATTR(dirty_low, TUN_DIRTY_LOW);
 TUNABLE_ATTR(writeback_idle_ms, TUN_IDLE_MS);
 TUNABLE_ATTR(writeback_rate, TUN_RATE);
 TUNABLE_ATTR(writeback_yield, TUN_YIELD);
+TUNABLE_ATTR(error_limit, TUN_ERROR_LIMIT);
+TUNABLE_ATTR(error_halflife_ms, TUN_ERROR_HALFLIFE);
 
 static struct attribute *top_attrs[] = {
 	&attr_state.attr, &attr_writeback.attr, &attr_block_size.attr,
@@ -154,6 +166,8 @@ static struct attribute *top_attrs[] = {
 	&attr_sequential_cutoff.attr, &attr_dirty_high.attr,
 	&attr_dirty_low.attr, &attr_writeback_idle_ms.attr,
 	&attr_writeback_rate.attr, &attr_writeback_yield.attr,
+	&attr_health.attr, &attr_writeback_backoff_ms.attr,
+	&attr_error_limit.attr, &attr_error_halflife_ms.attr,
 	NULL,
 };
 

@@ -108,6 +108,7 @@ static int ssdcache_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->policy = args.policy;
 	sc->seq_cutoff = args.seq_cutoff;
 	spin_lock_init(&sc->seq_lock);
+	ssdc_health_init(sc);
 	sc->stats = alloc_percpu(struct ssdc_stats);
 	if (!sc->stats) {
 		ti->error = "Cannot allocate statistics";
@@ -167,6 +168,8 @@ static void quiesce(struct ssdcache *sc)
 {
 	ssdc_wb_stop(sc);
 	ssdc_io_drain(sc);
+	if (sc->loaded)
+		ssdc_health_quiesce(sc);
 	ssdc_meta_commit(sc);
 	/* Slots still UNSYNCED then (a write racing the last commit): again. */
 	if (READ_ONCE(sc->valid_pending))
@@ -206,13 +209,15 @@ static void emit_table(struct ssdcache *sc, char *result, unsigned int maxlen,
 {
 	unsigned int sz = *szp;
 
-	DMEMIT("%s %s %s 18 block_size %llu policy %s sequential_cutoff %llu origin_id %s",
+	DMEMIT("%s %s %s 22 block_size %llu policy %s sequential_cutoff %llu origin_id %s",
 	       sc->origin->name, sc->cache->name, ssdc_mode_name(sc->mode),
 	       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
 	       ssdc_policy_name(sc->policy), sc->seq_cutoff, sc->sb.origin_id);
 	DMEMIT(" dirty_high %u dirty_low %u", READ_ONCE(sc->wb_high), READ_ONCE(sc->wb_low));
 	DMEMIT(" writeback_idle_ms %u writeback_rate %u writeback_yield %u",
 	       READ_ONCE(sc->wb_idle_ms), READ_ONCE(sc->wb_rate), READ_ONCE(sc->wb_yield));
+	DMEMIT(" error_limit %u error_halflife_ms %u",
+	       READ_ONCE(sc->err_limit), READ_ONCE(sc->err_halflife_ms));
 	*szp = sz;
 }
 
@@ -237,7 +242,7 @@ static void ssdcache_status(struct dm_target *ti, status_type_t type,
 		       t.c[SSDC_C_BYPASSED_READS], t.c[SSDC_C_BYPASSED_WRITES],
 		       ssdc_ram_per_block(sc),
 		       ssdc_policy_name(sc->policy), sc->seq_cutoff,
-		       READ_ONCE(sc->failed) ? "failed" : "ok");
+		       ssdc_health_state(sc));
 		DMEMIT(" %s %llu %llu %llu %llu %llu %llu %u %u %u %u %u",
 		       ssdc_wb_state(sc), t.c[SSDC_C_CLEANED], t.c[SSDC_C_COMMITS],
 		       t.c[SSDC_C_JOURNAL_BLOCKS], t.c[SSDC_C_CHECKPOINTS],
@@ -315,6 +320,9 @@ static int ssdcache_message(struct dm_target *ti, unsigned int argc,
 	r = ssdc_wb_message(sc, argc, argv);
 	if (r != -ENOTTY)
 		return r;
+	r = ssdc_health_message(sc, argc, argv);
+	if (r != -ENOTTY)
+		return r;
 	if (argc == 1 && !strcasecmp(argv[0], "reset_stats")) {
 		ssdc_stats_reset(sc);
 		return 0;
@@ -357,6 +365,7 @@ static int ssdcache_preresume(struct dm_target *ti)
 		return r;
 	}
 	sc->loaded = true;
+	ssdc_health_load(sc);
 	return 0;
 }
 

@@ -12,7 +12,13 @@
  *
  * When it runs: above the high watermark until the low one, when the
  * origin has been idle for wb_idle_ms, after a "flush" message until
- * nothing is dirty, and always outside write-back mode (draining).
+ * nothing is dirty, and always outside write-back mode (draining) or when
+ * degraded (health.c).
+ *
+ * A block whose writeback failed (SSD read, origin write or flush) stays
+ * dirty and is tried again. A batch that cleaned nothing doubles the
+ * pause before the next one (wb_backoff_ms, 100 ms up to 10 s); a batch
+ * that cleaned anything ends the backoff.
  */
 #include <linux/blkdev.h>
 #include <linux/slab.h>
@@ -82,7 +88,7 @@ static void consider(struct wb_item *items, unsigned int *n, unsigned int max,
 static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 {
 	unsigned int max = batch_max(sc), n = 0, i, kept = 0;
-	u64 cursor = sc->wb_cursor, s;
+	u64 cursor = READ_ONCE(sc->wb_cursor), s;
 	unsigned long flags;
 
 	for (s = 0; s < sc->nr_blocks; s++) {
@@ -224,8 +230,12 @@ static void write_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 	wait_batch(b);
 }
 
-/* Ends the batch: clean what went well and was not rewritten meanwhile. */
-static void finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b, blk_status_t flush)
+/*
+ * Ends the batch: clean what went well and was not rewritten meanwhile.
+ * Returns the number of blocks that failed.
+ */
+static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
+				 blk_status_t flush)
 {
 	unsigned long flags;
 	unsigned int i, cleaned = 0, failed = 0;
@@ -248,27 +258,49 @@ static void finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b, blk_statu
 		spin_unlock_irqrestore(&st->lock, flags);
 	}
 	this_cpu_add(sc->stats->c[SSDC_C_CLEANED], cleaned);
+	/*
+	 * A "flush" is done when nothing is dirty: end it now, or it would
+	 * still be on (the cleaner does not run again while nothing is
+	 * dirty) and would clean the next dirty block at once.
+	 */
+	if (!atomic64_read(&sc->dirty))
+		WRITE_ONCE(sc->wb_flush_all, false);
 	if (failed)
 		DMERR_LIMIT("%s: writeback of %u blocks failed; they stay dirty",
 			    ssdcache_name(sc), failed);
 	if (b->n)
-		sc->wb_cursor = (b->items[b->n - 1].oblock + 1) & SSDCACHE_MAP_OBLOCK_MASK;
+		WRITE_ONCE(sc->wb_cursor,
+			   (b->items[b->n - 1].oblock + 1) & SSDCACHE_MAP_OBLOCK_MASK);
 	/* Journal the clean entries soon, so clean blocks can be evicted. */
 	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+	return failed;
 }
 
-static void clean_one_batch(struct ssdcache *sc)
+/* Cleans one batch; true if it was claimed and every block failed. */
+static bool clean_one_batch(struct ssdcache *sc)
 {
 	struct ssdc_wb_batch *b = sc->wb_batch;
 	blk_status_t flush = BLK_STS_OK;
 
 	if (!claim_batch(sc, b))
-		return;
+		return false;
 	read_batch(sc, b);
 	write_batch(sc, b);
-	if (blkdev_issue_flush(sc->origin->bdev))
+	if (blkdev_issue_flush(sc->origin->bdev)) {
+		ssdc_count_error(sc, false, true);
 		flush = BLK_STS_IOERR;
-	finish_batch(sc, b, flush);
+	}
+	return finish_batch(sc, b, flush) == b->n;
+}
+
+/* The pause after a batch that cleaned nothing: doubles, up to a limit. */
+static unsigned long backoff(struct ssdcache *sc)
+{
+	unsigned int ms = READ_ONCE(sc->wb_backoff_ms);
+
+	ms = clamp_t(unsigned int, ms * 2, SSDC_WB_BACKOFF_MIN_MS, SSDC_WB_BACKOFF_MAX_MS);
+	WRITE_ONCE(sc->wb_backoff_ms, ms);
+	return ms;
 }
 
 /* Should the cleaner run now? */
@@ -284,7 +316,8 @@ static bool clean_due(struct ssdcache *sc)
 		sc->wb_draining = false;
 		return false;
 	}
-	if (READ_ONCE(sc->wb_flush_all) || READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
+	if (READ_ONCE(sc->wb_flush_all) || READ_ONCE(sc->degraded) ||
+	    READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
 		return true;
 	if (dirty >= high)
 		sc->wb_draining = true;
@@ -301,6 +334,7 @@ static unsigned long pause_ms(struct ssdcache *sc, unsigned int n)
 	unsigned long ms = rate ? DIV_ROUND_UP(n * 1000UL, rate) : 0;
 
 	if (READ_ONCE(sc->wb_yield) && !READ_ONCE(sc->wb_flush_all) &&
+	    !READ_ONCE(sc->degraded) &&
 	    time_before(jiffies, READ_ONCE(sc->last_fg) + msecs_to_jiffies(SSDC_WB_YIELD_MS)))
 		ms = max_t(unsigned long, ms, SSDC_WB_YIELD_MS);
 	return ms;
@@ -314,22 +348,33 @@ static void wb_fn(struct work_struct *work)
 	if (READ_ONCE(sc->wb_stopped) || READ_ONCE(sc->failed))
 		return;
 	if (clean_due(sc)) {
-		clean_one_batch(sc);
-		delay = sc->wb_batch->n ? pause_ms(sc, sc->wb_batch->n) : SSDC_WB_POLL_MS;
+		if (clean_one_batch(sc)) {
+			delay = backoff(sc);
+		} else {
+			WRITE_ONCE(sc->wb_backoff_ms, 0);
+			delay = sc->wb_batch->n ? pause_ms(sc, sc->wb_batch->n) : SSDC_WB_POLL_MS;
+		}
 	}
 	if (atomic64_read(&sc->dirty) && !READ_ONCE(sc->wb_stopped))
 		queue_delayed_work(sc->wb_wq, &sc->wb_work, msecs_to_jiffies(delay));
 }
 
-/* Wakes the cleaner up now. Any context. */
+/*
+ * Wakes the cleaner up now, unless it is backing off after failures: its
+ * next try is queued already, and kicks (say, from every eviction that
+ * finds only dirty blocks) must not turn the backoff into a busy loop.
+ * Any context.
+ */
 void ssdc_wb_kick(struct ssdcache *sc)
 {
-	if (sc->wb_wq && !READ_ONCE(sc->wb_stopped))
+	if (sc->wb_wq && !READ_ONCE(sc->wb_stopped) && !READ_ONCE(sc->wb_backoff_ms))
 		mod_delayed_work(sc->wb_wq, &sc->wb_work, 0);
 }
 
+/* At resume: a fresh start, without the backoff of earlier failures. */
 void ssdc_wb_start(struct ssdcache *sc)
 {
+	WRITE_ONCE(sc->wb_backoff_ms, 0);
 	WRITE_ONCE(sc->wb_stopped, false);
 	ssdc_wb_kick(sc);
 }
@@ -346,7 +391,7 @@ const char *ssdc_wb_state(struct ssdcache *sc)
 {
 	if (!atomic64_read(&sc->dirty))
 		return "clean";
-	if (READ_ONCE(sc->wb_flush_all))
+	if (READ_ONCE(sc->wb_flush_all) || READ_ONCE(sc->degraded))
 		return "flushing";
 	if (READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
 		return "draining";
@@ -355,7 +400,7 @@ const char *ssdc_wb_state(struct ssdcache *sc)
 
 static const char * const tunables[SSDC_WB_TUNABLES] = {
 	"dirty_high", "dirty_low", "writeback_idle_ms", "writeback_rate",
-	"writeback_yield",
+	"writeback_yield", "error_limit", "error_halflife_ms",
 };
 
 /*
@@ -366,7 +411,7 @@ int ssdc_wb_parse(const char *key, const char *val, unsigned int *idx,
 		  unsigned int *v)
 {
 	static const unsigned int max[SSDC_WB_TUNABLES] = {
-		100, 100, 3600000, UINT_MAX, 1,
+		100, 100, 3600000, UINT_MAX, 1, 1000000, 86400000,
 	};
 	unsigned int i;
 
@@ -387,6 +432,7 @@ static unsigned int *tunable_field(struct ssdcache *sc, unsigned int i)
 {
 	unsigned int *fields[SSDC_WB_TUNABLES] = {
 		&sc->wb_high, &sc->wb_low, &sc->wb_idle_ms, &sc->wb_rate, &sc->wb_yield,
+		&sc->err_limit, &sc->err_halflife_ms,
 	};
 
 	return fields[i];

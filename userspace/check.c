@@ -268,6 +268,8 @@ static void summary(const struct meta *m, FILE *out)
 		m->bs << 9, used, dirty);
 	fprintf(out, "journal: %" PRIu64 " commits (%" PRIu64 " blocks) to replay\n",
 		m->commits, m->jblocks_used);
+	if (le32toh(m->sb.flags) & SSDCACHE_SB_DEGRADED)
+		fprintf(out, "degraded: too many cache device errors; no new data is cached until 'ssdcachectl clear-degraded'\n");
 }
 
 static int init_meta(const struct ssdc_dev *d, struct meta *m, FILE *log)
@@ -364,12 +366,12 @@ static void json_sb(const struct ssdcache_disk_sb *sb, FILE *out)
 	fprintf(out, "\", "
 		"\"origin_sectors\": %" PRIu64 ", \"cache_sectors\": %" PRIu64 ", "
 		"\"block_size\": %u, \"nr_blocks\": %" PRIu64 ", \"journal_blocks\": %" PRIu64 ", "
-		"\"map_pages\": %" PRIu64 ", \"data_start\": %" PRIu64 ", \"mode\": %u, "
+		"\"map_pages\": %" PRIu64 ", \"data_start\": %" PRIu64 ", \"mode\": %u, \"flags\": %u, "
 		"\"journal_tail\": %" PRIu64 ", \"journal_seq\": %" PRIu64 ", \"ckpt_seq\": %" PRIu64 "}",
 		(uint64_t)le64toh(sb->origin_sectors), (uint64_t)le64toh(sb->cache_sectors),
 		le32toh(sb->block_sectors) << 9, (uint64_t)le64toh(sb->nr_blocks),
 		(uint64_t)le64toh(sb->journal_blocks), (uint64_t)le64toh(sb->map_pages),
-		(uint64_t)le64toh(sb->data_start), le32toh(sb->mode),
+		(uint64_t)le64toh(sb->data_start), le32toh(sb->mode), le32toh(sb->flags),
 		(uint64_t)le64toh(sb->journal_tail), (uint64_t)le64toh(sb->journal_seq),
 		(uint64_t)le64toh(sb->ckpt_seq));
 }

@@ -281,6 +281,15 @@ static int cmd_reset_stats(int argc, char **argv)
 	return send_message("reset-stats", argv[0], "reset_stats");
 }
 
+static int cmd_clear_degraded(int argc, char **argv)
+{
+	if (argc != 1) {
+		fprintf(stderr, "ssdcachectl clear-degraded: expected one device name\n");
+		return EXIT_USAGE;
+	}
+	return send_message("clear-degraded", argv[0], "clear_degraded");
+}
+
 static int cmd_flush(int argc, char **argv)
 {
 	if (argc != 1) {
@@ -323,8 +332,12 @@ static const struct command commands[] = {
 	{ "top", "[-n COUNT] [--interval S] [<name>...]",
 	  "live view of every cache (q quits)", cmd_top },
 	{ "set", "<name> <setting> <value>",
-	  "change mode, policy, sequential_cutoff or a writeback tunable", cmd_set },
+	  "change mode, policy, sequential_cutoff, a writeback tunable or the error limit",
+	  cmd_set },
 	{ "reset-stats", "<name>", "zero a device's counters", cmd_reset_stats },
+	{ "clear-degraded", "<name>",
+	  "trust the cache device again after too many errors degraded the cache",
+	  cmd_clear_degraded },
 	{ "flush", "<name>", "write every dirty block back (Ctrl-C cancels)", cmd_flush },
 	{ "remove", "<name> [--flush | --keep-dirty | --detach]",
 	  "remove a device; with dirty blocks, one of the options is needed; --detach also ends the pairing of origin and cache",

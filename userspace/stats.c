@@ -58,7 +58,7 @@ static const char *const stat_help[NR_ST] = {
 static const char *const set_names[NR_SE] = {
 	"block_size", "cache_blocks", "ram_per_block", "sequential_cutoff",
 	"dirty_high", "dirty_low", "writeback_idle_ms", "writeback_rate",
-	"writeback_yield",
+	"writeback_yield", "writeback_backoff_ms", "error_limit", "error_halflife_ms",
 };
 
 static const char *const hist_names[2] = {
@@ -143,6 +143,7 @@ static int read_dir(const char dir[static 128], struct ssdc_cache_stats *s, char
 	int i;
 
 	if (read_file(dir, "state", s->state, sizeof(s->state)) ||
+	    read_file(dir, "health", s->health, sizeof(s->health)) ||
 	    read_file(dir, "mode", s->mode, sizeof(s->mode)) ||
 	    read_file(dir, "policy", s->policy, sizeof(s->policy)) ||
 	    read_file(dir, "writeback", s->writeback, sizeof(s->writeback)) ||
@@ -212,9 +213,9 @@ void ssdc_print_text(FILE *f, const struct ssdc_cache_stats *s)
 	int i, h;
 
 	fprintf(f, "%s (%s)\n", s->name, s->disk);
-	fprintf(f, "  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n",
-		"state", s->state, "mode", s->mode, "policy", s->policy,
-		"writeback", s->writeback);
+	fprintf(f, "  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n  %-22s %s\n",
+		"state", s->state, "health", s->health, "mode", s->mode,
+		"policy", s->policy, "writeback", s->writeback);
 	fprintf(f, "  %-22s %s\n  %-22s %s\n", "origin", s->origin, "cache", s->cache);
 	for (i = 0; i < NR_SE; i++)
 		fprintf(f, "  %-22s %" PRIu64 "\n", set_names[i], s->set[i]);
@@ -270,9 +271,9 @@ static void json_hist(FILE *f, const struct ssdc_hist *h)
 
 static void json_one(FILE *f, const struct ssdc_cache_stats *s)
 {
-	static const char *const text[] = { "state", "mode", "policy", "writeback",
-					    "origin", "cache" };
-	const char *val[] = { s->state, s->mode, s->policy, s->writeback,
+	static const char *const text[] = { "state", "health", "mode", "policy",
+					    "writeback", "origin", "cache" };
+	const char *val[] = { s->state, s->health, s->mode, s->policy, s->writeback,
 			      s->origin, s->cache };
 	unsigned int i;
 
@@ -280,7 +281,7 @@ static void json_one(FILE *f, const struct ssdc_cache_stats *s)
 	json_string(f, s->name);
 	fprintf(f, ", \"device\": ");
 	json_string(f, s->disk);
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
 		fprintf(f, ", \"%s\": ", text[i]);
 		json_string(f, val[i]);
 	}
@@ -376,8 +377,10 @@ void ssdc_print_prometheus(FILE *f, const struct ssdc_cache_stats *s, unsigned i
 
 	prom_head(f, "info", "gauge", "Cache state and mode, as labels; always 1");
 	for (c = 0; c < n; c++) {
-		snprintf(extra, sizeof(extra), ",device=\"%s\",state=\"%s\",mode=\"%s\",policy=\"%s\",writeback=\"%s\"",
-			 s[c].disk, s[c].state, s[c].mode, s[c].policy, s[c].writeback);
+		snprintf(extra, sizeof(extra),
+			 ",device=\"%s\",state=\"%s\",health=\"%s\",mode=\"%s\",policy=\"%s\",writeback=\"%s\"",
+			 s[c].disk, s[c].state, s[c].health, s[c].mode, s[c].policy,
+			 s[c].writeback);
 		prom_sample(f, "info", &s[c], extra, 1);
 	}
 	for (i = 0; i < NR_SE; i++) {

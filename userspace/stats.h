@@ -28,6 +28,7 @@ enum {
 enum {
 	SE_BLOCK_SIZE, SE_CACHE_BLOCKS, SE_RAM_PER_BLOCK, SE_SEQ_CUTOFF,
 	SE_DIRTY_HIGH, SE_DIRTY_LOW, SE_WB_IDLE_MS, SE_WB_RATE, SE_WB_YIELD,
+	SE_WB_BACKOFF_MS, SE_ERROR_LIMIT, SE_ERROR_HALFLIFE_MS,
 	NR_SE
 };
 
@@ -41,7 +42,7 @@ struct ssdc_hist {
 struct ssdc_cache_stats {
 	char name[128];
 	char disk[32];			/* "dm-0" */
-	char state[32], mode[32], policy[32], writeback[32];
+	char state[32], health[32], mode[32], policy[32], writeback[32];
 	char origin[64], cache[64];
 	uint64_t set[NR_SE];
 	uint64_t st[NR_ST];

@@ -180,7 +180,7 @@ PY
 	[[ "$output" =~ ^0\ 131072\ ssdcache\ 2\ writethrough\ 4096\ [0-9]+/[0-9]+\ 0\ ([0-9]+\ ){6}[0-9]+\ lru\ 4194304\ ok\ clean\ ([0-9]+\ ){6}50\ 25\ 2000\ 0\ 1$ ]] ||
 		fail "status: $output"
 	table=$(dmsetup table io)
-	[[ "$table" == *"writethrough 18 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o dirty_high 50 dirty_low 25 writeback_idle_ms 2000 writeback_rate 0 writeback_yield 1" ]] ||
+	[[ "$table" == *"writethrough 22 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o dirty_high 50 dirty_low 25 writeback_idle_ms 2000 writeback_rate 0 writeback_yield 1 error_limit 8 error_halflife_ms 60000" ]] ||
 		fail "table: $table"
 	[[ "$table" != *format* ]] || fail "the table line must never re-format"
 	dd if="$dm" of=/dev/null bs=4k count=64 iflag=direct status=none

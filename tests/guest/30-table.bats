@@ -43,8 +43,8 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 
 @test "table: unknown or unsupported mode" {
 	refused "$origin $cache fast" "Invalid mode"
-	refused "$origin $cache writeback 3 format dirty_high 101" "Invalid writeback tunable"
-	refused "$origin $cache writeback 3 format writeback_yield 2" "Invalid writeback tunable"
+	refused "$origin $cache writeback 3 format dirty_high 101" "Invalid tunable value"
+	refused "$origin $cache writeback 3 format writeback_yield 2" "Invalid tunable value"
 	refused "$origin $cache writeback 5 format dirty_high 10 dirty_low 20" "dirty_low is above dirty_high"
 }
 

@@ -32,7 +32,8 @@ $ds $((total - ds)) $data"
 @test "faults: an SSD data write failure drops the copy; the write succeeds" {
 	require_guest
 	FLAKEY_ARGS="0 100 1 error_writes" faulty_cache fw flakey
-	dm=$(ssdc_create fw "$origin" "$lin" writethrough)
+	# Each error on its own (error_limit 0: the cache never degrades).
+	dm=$(ssdc_create fw "$origin" "$lin" writethrough error_limit 0)
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=4k count=64 status=none
 	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k seek=2500 oflag=direct status=none
 	assert_eq ok "$(ssdc_stat fw state)"
@@ -53,7 +54,7 @@ $ds $((total - ds)) $data"
 	# dm-flakey's error_reads is newer than 6.1: an error target instead.
 	faulty_cache fr error
 	want=$(dd if="$origin" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)
-	dm=$(ssdc_create fr "$origin" "$lin" writethrough)
+	dm=$(ssdc_create fr "$origin" "$lin" writethrough error_limit 0)
 	udevadm settle
 	dmsetup message fr 0 reset_stats
 	assert_eq "$want" "$(dd if="$dm" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)" \
@@ -107,4 +108,114 @@ $ds $(($(dev_sectors "$ssd") - ds)) error"
 	echo "$entries"
 	grep -q FLUSH <<<"$entries" || fail "no flush reached the origin"
 	grep -q FUA <<<"$entries" || fail "no FUA write reached the origin"
+}
+
+@test "faults: past error_limit a clean cache degrades to pass-through, and stays so across a reload until cleared" {
+	require_guest
+	faulty_cache dg error
+	want=$(dd if="$origin" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)
+	dmesg_mark
+	dm=$(ssdc_create dg "$origin" "$lin" writethrough error_limit 4)
+	udevadm settle
+	assert_eq "$want" "$(dd if="$dm" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)" \
+		"reads with a failing SSD"
+	assert_eq degraded "$(ssdc_stat dg state)"
+	assert_eq degraded "$(cat "$(sysdir dg)/health")" "sysfs health"
+	dmesg_since | grep -q "errors on cache device.*degraded" || fail "no message: $(dmesg_since)"
+	# Pass-through: neither misses nor writes put anything on the SSD.
+	sleep 1
+	used=$(ssdc_used dg)
+	dd if="$dm" of=/dev/null bs=4k count=32 skip=3000 iflag=direct status=none
+	dd if=/dev/urandom of="$dm" bs=4k count=16 seek=3100 oflag=direct status=none
+	sleep 1
+	assert_eq "$used" "$(ssdc_used dg)" "blocks in use after misses and writes"
+	errors=$(cat "$(sysdir dg)/stats/ssd_read_errors")
+	assert_eq "$want" "$(dd if="$dm" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)" "again"
+	assert_eq "$errors" "$(cat "$(sysdir dg)/stats/ssd_read_errors")" "SSD reads once degraded"
+
+	# Latched: recorded in the superblock, kept across a reload.
+	dm_remove dg
+	assert_eq 1 "$(python3 "$META" get-sb "$lin" flags)" "superblock flags"
+	run "$SSDCACHECTL" check "$lin"
+	[ "$status" -eq 0 ] || fail "check: $output"
+	[[ "$output" == *degraded* ]] || fail "check does not say degraded: $output"
+	dm_reload dg_c "0 $(dev_sectors "$ssd") linear $ssd 0"
+	dm=$(ssdc_create dg "$origin" "$lin" writethrough error_limit 4)
+	assert_eq degraded "$(ssdc_stat dg state)" "after a reload"
+
+	# Only the operator clears it; then caching resumes.
+	run "$SSDCACHECTL" clear-degraded dg
+	[ "$status" -eq 0 ] || fail "clear-degraded: $output"
+	assert_eq ok "$(ssdc_stat dg state)" "after clear-degraded"
+	assert_eq 0 "$(python3 "$META" get-sb "$lin" flags)" "superblock flags after clear"
+	dd if="$dm" of=/dev/null bs=4k count=16 skip=4000 iflag=direct status=none
+	sleep 1
+	dmsetup message dg 0 reset_stats
+	want=$(dd if="$origin" bs=4k count=16 skip=4000 iflag=direct status=none | md5sum)
+	assert_eq "$want" "$(dd if="$dm" bs=4k count=16 skip=4000 iflag=direct status=none | md5sum)" "re-read"
+	assert_eq 16 "$(ssdc_stat dg read_hits)" "hits once cleared"
+}
+
+@test "faults: write-back on a failing SSD and origin: errors reach the caller, dirty blocks stay, the cache degrades and drains with backoff" {
+	require_guest
+	base=$(nullb_create wd_b 16 fast)
+	origin=$(dm_linear_create wd_o "$base")
+	ssd=$(nullb_create wd_s 8 fast)
+	lin=$(dm_linear_create wd_c "$ssd")
+	opts="writeback_idle_ms 0 dirty_high 100 error_limit 0"
+	dm=$(ssdc_create wd "$origin" "$lin" writeback format $opts)
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=4k count=16 status=none
+	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k seek=2600 oflag=direct status=none
+	assert_eq 16 "$(ssdc_stat wd dirty)"
+	dm_remove wd
+	ds=$(python3 "$META" get-sb "$lin" data_start)
+	total=$(dev_sectors "$ssd")
+	dm_reload wd_c "0 $ds linear $ssd 0
+$ds $((total - ds)) flakey $ssd $ds 0 100 1 error_writes"
+	dm=$(ssdc_create wd "$origin" "$lin" writeback $opts)
+	udevadm settle
+
+	# A write-back write the SSD fails returns the error; nothing else is lost.
+	for b in 2700 2701 2702; do
+		run dd if=/dev/urandom of="$dm" bs=4k count=1 seek=$b oflag=direct status=none
+		[ "$status" -ne 0 ] || fail "write-back write to block $b succeeded on a failing SSD"
+	done
+	assert_eq ok "$(ssdc_stat wd state)" "with error_limit 0"
+	assert_eq 16 "$(ssdc_stat wd dirty)"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/d")" \
+		"$(dd if="$dm" bs=4k count=16 skip=2600 iflag=direct status=none | md5sum)" "dirty blocks"
+
+	# The origin fails writes too (before the cache degrades and its
+	# cleaner starts): then, with a limit, the next error degrades.
+	dm_reload wd_o "0 $(dev_sectors "$base") flakey $base 0 0 100 1 error_writes"
+	dmsetup message wd 0 error_limit 4
+	run dd if=/dev/urandom of="$dm" bs=4k count=1 seek=2703 oflag=direct status=none
+	assert_eq degraded "$(ssdc_stat wd state)"
+	# New writes go to the origin, whose errors reach the caller.
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/n" bs=4k count=1 status=none
+	run dd if="$BATS_TEST_TMPDIR/n" of="$dm" bs=4k seek=2800 oflag=direct status=none
+	[ "$status" -ne 0 ] || fail "a write to a failing origin succeeded"
+	sleep 2
+	assert_eq 16 "$(ssdc_stat wd dirty)" "dirty blocks while writeback fails"
+	[ "$(cat "$(sysdir wd)/writeback_backoff_ms")" -gt 0 ] || fail "no writeback backoff"
+	[ "$(cat "$(sysdir wd)/stats/origin_write_errors")" -gt 0 ] || fail "no failed writeback"
+	assert_eq "$(dd if=/dev/zero bs=4k count=16 status=none | md5sum)" \
+		"$(dd if="$base" bs=4k count=16 skip=2600 iflag=direct status=none | md5sum)" \
+		"origin after failed writebacks"
+	# A write to a dirty block waits for its writeback...
+	dd if="$BATS_TEST_TMPDIR/n" of="$dm" bs=4k seek=2605 oflag=direct status=none &
+	pid=$!
+	sleep 2
+	kill -0 "$pid" 2>/dev/null || fail "the write to a dirty block did not wait"
+	# ... which succeeds once the origin works again.
+	dm_reload wd_o "0 $(dev_sectors "$base") linear $base 0"
+	wait "$pid" || fail "the write to a dirty block failed"
+	wait_clean wd 60
+	assert_eq 0 "$(cat "$(sysdir wd)/writeback_backoff_ms")" "backoff after success"
+	cp "$BATS_TEST_TMPDIR/d" "$BATS_TEST_TMPDIR/want"
+	dd if="$BATS_TEST_TMPDIR/n" of="$BATS_TEST_TMPDIR/want" bs=4k seek=5 conv=notrunc status=none
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/want")" \
+		"$(dd if="$base" bs=4k count=16 skip=2600 iflag=direct status=none | md5sum)" "origin"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/want")" \
+		"$(dd if="$dm" bs=4k count=16 skip=2600 iflag=direct status=none | md5sum)" "through the cache"
 }

@@ -12,7 +12,7 @@ setup() {
 @test "writeback: writes land on the SSD, read back, and reach the origin on flush" {
 	origin=$(nullb_create wb_o 32 fast)
 	cache=$(nullb_create wb_c 16 fast)
-	dm=$(ssdc_create wb "$origin" "$cache" writeback format writeback_idle_ms 0)
+	dm=$(ssdc_create wb "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
 	before=$(dev_md5 "$origin")
 	fio_verify "$dm" 4k-16k 8M
 	[ "$(ssdc_stat wb dirty)" -gt 0 ] || fail "no dirty block"
@@ -23,6 +23,21 @@ setup() {
 	wait_clean wb
 	[ "$(ssdc_stat wb cleaned)" -gt 0 ]
 	assert_eq "$(dev_md5 "$dm")" "$(dev_md5 "$origin")" "cache vs origin after flush"
+}
+
+@test "writeback: the cleaner starts by itself once the origin is idle (writeback_idle_ms)" {
+	origin=$(nullb_create id_o 32 fast)
+	cache=$(nullb_create id_c 16 fast)
+	dm=$(ssdc_create id "$origin" "$cache" writeback format writeback_idle_ms 500 dirty_high 100)
+	# Nothing dirty: the cleaner has looked and gone to sleep.
+	sleep 1
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=4k count=32 status=none
+	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k seek=3000 oflag=direct status=none
+	# No flush message: idleness alone must start it.
+	wait_clean id 60
+	[ "$(ssdc_stat id cleaned)" -ge 32 ] || fail "cleaned $(ssdc_stat id cleaned)"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/d")" \
+		"$(dd if="$origin" bs=4k count=32 skip=3000 iflag=direct status=none | md5sum)" origin
 }
 
 @test "writeback: dirty blocks survive remove and reload, then write back" {

@@ -17,9 +17,6 @@ teardown() {
 	devices_cleanup
 }
 
-# sysdir NAME: the device's ssdcache sysfs directory.
-sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ' | tr , :)/ssdcache"; }
-
 # st NAME COUNTER: one file of stats/.
 st() { cat "$(sysdir "$1")/stats/$2"; }
 
@@ -52,7 +49,8 @@ stats_cache() {
 	local name=$1 mode=$2
 	dev=$(nullb_create "${name}o" 64 fast)
 	cache=$(nullb_create "${name}c" 8 fast)
-	ssdc_create "$name" "$dev" "$cache" "$mode" format >/dev/null
+	# No idle cleaning: the cleaner runs only when a test asks.
+	ssdc_create "$name" "$dev" "$cache" "$mode" format writeback_idle_ms 0 >/dev/null
 	udevadm settle
 	dmsetup message "$name" 0 reset_stats
 }
@@ -207,8 +205,11 @@ try_set() { sh -c "printf '%s\n' '$3' >$(sysdir "$1")/$2" 2>/dev/null; echo $?; 
 	check writeback_idle_ms "0 1 3600000 2000" "3600001 -1 1s"
 	check writeback_rate "0 1 4294967295 100" "4294967296 -1 fast"
 	check writeback_yield "0 1" "2 -1 yes"
+	check error_limit "0 1 1000000 8" "1000001 -1 x"
+	check error_halflife_ms "0 1 86400000 60000" "86400001 -1 1m"
 	# Read-only files refuse writes.
-	for f in state writeback block_size cache_blocks origin cache ram_per_block stats/reads; do
+	for f in state health writeback writeback_backoff_ms block_size cache_blocks origin \
+		 cache ram_per_block stats/reads; do
 		[ "$(try_set tu0 "$f" 1)" != 0 ] || fail "$f is writable"
 	done
 	# The table line follows what sysfs set.
@@ -242,6 +243,7 @@ try_set() { sh -c "printf '%s\n' '$3' >$(sysdir "$1")/$2" 2>/dev/null; echo $?; 
 	assert_eq 32 "$(jq '.caches[] | select(.name == "sj0") | .counters.reads' "$BATS_TEST_TMPDIR/s.json")" "json reads"
 	assert_eq 8 "$(jq '.caches[] | select(.name == "sj1") | .counters.dirty_blocks' "$BATS_TEST_TMPDIR/s.json")" "json dirty"
 	assert_eq writeback "$(jq -r '.caches[] | select(.name == "sj1") | .mode' "$BATS_TEST_TMPDIR/s.json")" "json mode"
+	assert_eq ok "$(jq -r '.caches[] | select(.name == "sj1") | .health' "$BATS_TEST_TMPDIR/s.json")" "json health"
 	assert_eq "$(cat "$(sysdir sj0)/cache_blocks")" \
 		"$(jq '.caches[] | select(.name == "sj0") | .settings.cache_blocks' "$BATS_TEST_TMPDIR/s.json")" "json blocks"
 	jq -e '.caches[0].latency.ssd_read.buckets | length > 0' "$BATS_TEST_TMPDIR/s.json" >/dev/null
@@ -266,6 +268,7 @@ try_set() { sh -c "printf '%s\n' '$3' >$(sysdir "$1")/$2" 2>/dev/null; echo $?; 
 		assert val("ssdcache_origin_read_latency_seconds", "sj0", "_count") == 32
 		info = [s for s in fams["ssdcache_info"].samples if s.labels["cache"] == "sj1"][0]
 		assert info.labels["mode"] == "writeback", info.labels
+		assert info.labels["health"] == "ok", info.labels
 	EOF
 
 	# --watch repeats; one JSON document per line.

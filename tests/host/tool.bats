@@ -22,7 +22,7 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 }
 
 @test "tool: every command has --help" {
-	for c in create load list status stats top set reset-stats flush remove forget assemble udev-probe check dump version; do
+	for c in create load list status stats top set reset-stats clear-degraded flush remove forget assemble udev-probe check dump version; do
 		run "$TOOL" "$c" --help
 		[ "$status" -eq 0 ]
 		[[ "$output" == *"usage: ssdcachectl $c"* ]]
@@ -61,6 +61,10 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 	run "$TOOL" set name mode "write back"
 	[ "$status" -eq 2 ]
 	run "$TOOL" reset-stats
+	[ "$status" -eq 2 ]
+	run "$TOOL" clear-degraded
+	[ "$status" -eq 2 ]
+	run "$TOOL" clear-degraded a b
 	[ "$status" -eq 2 ]
 	run "$TOOL" flush
 	[ "$status" -eq 2 ]

@@ -61,6 +61,9 @@ ssdc_stat() {
 	return 1
 }
 
+# sysdir NAME: the cache's sysfs directory.
+sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ' | tr , :)/ssdcache"; }
+
 # Cached blocks in use (the part before the slash of "blocks").
 ssdc_used() { ssdc_stat "$1" blocks | cut -d/ -f1; }
 
