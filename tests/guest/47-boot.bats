@@ -29,8 +29,12 @@ setup() {
 
 teardown() {
 	umount "$mnt" 2>/dev/null || true
-	devices_cleanup
+	# The registry first: udev's events for the devices going away must
+	# not find them registered (and mark a loop device read-only again).
 	rm -f /etc/ssdcache/caches /etc/ssdcache/caches.lock
+	udevadm settle
+	devices_cleanup
+	udevadm settle
 }
 
 # A write-back cache "bt" (origin $o, a loop device; cache btc) with an ext4 filesystem

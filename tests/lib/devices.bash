@@ -94,6 +94,8 @@ loop_create() {
 	dev=$(losetup --find --show "$1") || return 1
 	_devices_register loop "$dev"
 	udevadm settle 2>/dev/null || true
+	# A read-only flag set on an earlier user of this loop device outlives it.
+	blockdev --setrw "$dev"
 	echo "$dev"
 }
 
