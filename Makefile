@@ -33,7 +33,7 @@ TOOL := build/userspace/ssdcachectl
 TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_HDRS := $(wildcard userspace/*.h) include/ssdcache_format.h
 
-.PHONY: all modules selftest-modules sparse checkpatch tool check demo deps install \
+.PHONY: all modules selftest-modules sparse checkpatch tool check check-debug demo stress deps install \
 	install-tool dkms-install fuzz clean
 
 all: modules tool
@@ -89,6 +89,14 @@ check: deps
 
 demo: deps
 	scripts/demo.sh
+
+# make check-debug: the guest suites on a debug 6.1 kernel (built once).
+check-debug: deps
+	scripts/check-debug.sh
+
+# make stress [STRESS_SECS=600]: the long randomized run, in a VM per kernel.
+stress: deps
+	STRESS_SECS=$(or $(STRESS_SECS),600) scripts/stress.sh
 
 # make install [KVER=<release>] [DESTDIR=<staging dir>]: the module for the
 # running kernel (or KVER) into /lib/modules/<release>/updates, and the tool.

@@ -1,0 +1,82 @@
+#!/usr/bin/env bats
+# A randomized run: fio verify jobs while the cleaner runs, modes and
+# policies switch, tunables change, stats are read, the table is suspended,
+# resumed and reloaded. Ends with a full verification against the origin
+# and after a reload. SSDCACHE_STRESS_SECS sets the length (default 60 in
+# make check; make stress runs 600). The harness fails the run on any
+# kernel log warning.
+
+load ../lib/common
+
+# One random action on cache NAME; prints what it did.
+stress_action() {
+	local name=$1 dir
+	dir=$(sysdir "$name")
+	case $((RANDOM % 10)) in
+	0) dmsetup suspend "$name" && sleep 0.$((RANDOM % 5)) && dmsetup resume "$name"
+	   echo suspend ;;
+	1) local m=(writethrough writeback writearound writeback)
+	   dmsetup message "$name" 0 mode "${m[RANDOM % 4]}" && echo mode ;;
+	2) local p=(lru fifo)
+	   echo "${p[RANDOM % 2]}" >"$dir/policy" && echo policy ;;
+	3) local c=(0 65536 1048576 4194304)
+	   dmsetup message "$name" 0 sequential_cutoff "${c[RANDOM % 4]}" && echo cutoff ;;
+	4) local lo=$((RANDOM % 50))
+	   dmsetup message "$name" 0 dirty_low 0 && dmsetup message "$name" 0 dirty_high $((lo + 10 + RANDOM % 40)) &&
+		dmsetup message "$name" 0 dirty_low "$lo" && echo watermarks ;;
+	5) dmsetup message "$name" 0 flush && echo flush ;;
+	6) find "$dir" -maxdepth 2 -type f -perm -0444 -exec cat {} + >/dev/null &&
+		"$SSDCACHECTL" stats --json "$name" >/dev/null &&
+		echo stats ;;
+	7) dmsetup message "$name" 0 reset_stats && echo reset ;;
+	8) dm_reload "$name" "$(dmsetup table "$name")" && echo reload ;;
+	9) dmsetup message "$name" 0 writeback_rate $(((RANDOM % 3) * 500)) && echo rate ;;
+	esac
+}
+
+@test "stress: fio verify on 4 jobs while everything else changes under it" {
+	require_guest
+	local secs=${SSDCACHE_STRESS_SECS:-60}
+	origin=$(nullb_create st_o 256 fast)
+	ssd=$(nullb_create st_s 48 fast)
+	dm=$(ssdc_create st "$origin" "$ssd" writeback format)
+	# Each job owns 48 MiB; verify_backlog checks what was written while
+	# the run goes on, so every block is verified, not only at the end.
+	timeout $((secs + 600)) fio --name=stress --filename="$dm" --direct=1 --ioengine=libaio \
+		--iodepth=8 --numjobs=4 --size=48M --offset_increment=48M \
+		--rw=randrw --rwmixread=40 --bsrange=4k-128k --random_distribution=zipf:1.1 \
+		--verify=crc32c --verify_backlog=256 --verify_fatal=1 \
+		--time_based --runtime="$secs" --randrepeat=0 --group_reporting \
+		--output-format=terse >"$BATS_TEST_TMPDIR/fio.out" 2>&1 &
+	pid=$!
+	# A sequential reader over the rest of the device, past the cutoff.
+	end=$(( $(dev_sectors "$dm") / 2048 ))
+	actions=0
+	: >"$BATS_TEST_TMPDIR/actions"
+	while kill -0 "$pid" 2>/dev/null; do
+		stress_action st >>"$BATS_TEST_TMPDIR/actions" || fail "action failed: $(tail -1 "$BATS_TEST_TMPDIR/actions")"
+		dd if="$dm" of=/dev/null bs=1M count=8 skip=$((192 + RANDOM % (end - 200))) \
+			iflag=direct status=none
+		actions=$((actions + 1))
+		sleep 0.$((RANDOM % 10))
+	done
+	wait "$pid" || { cat "$BATS_TEST_TMPDIR/fio.out"; fail "fio verify failed (status $?)"; }
+	sort "$BATS_TEST_TMPDIR/actions" | uniq -c
+	echo "$actions actions in ${secs}s"
+	[ "$actions" -ge 5 ] || fail "only $actions actions"
+
+	# The end: write everything back, compare, reload, compare again.
+	dmsetup message st 0 writeback_rate 0
+	dmsetup message st 0 mode writeback
+	"$SSDCACHECTL" flush st
+	assert_eq 0 "$(ssdc_stat st dirty)"
+	assert_eq ok "$(ssdc_stat st state)"
+	sum=$(dev_md5 "$origin")
+	assert_eq "$sum" "$(dev_md5 "$dm")" "cache vs origin"
+	dm_remove st
+	dm=$(ssdc_create st "$origin" "$ssd" writeback)
+	assert_eq "$sum" "$(dev_md5 "$dm")" "after a reload"
+	dm_remove st
+	run "$SSDCACHECTL" check "$ssd"
+	[ "$status" -eq 0 ] || fail "check after the run: $output"
+}
