@@ -21,7 +21,8 @@ for a in "$@"; do
 	esac
 done
 
-kdir=/lib/modules/$kver/build
+# SSDCACHE_KDIR: a kernel tree to build against instead (the debug kernel).
+kdir=${SSDCACHE_KDIR:-/lib/modules/$kver/build}
 if [ ! -f "$kdir/Makefile" ]; then
 	echo "build-module: no headers for $kver in $kdir (install linux-headers-$kver)" >&2
 	exit 1

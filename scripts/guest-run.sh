@@ -47,4 +47,20 @@ if [ "$ko" != "-" ] && [ -d /sys/module/dm_ssdcache ]; then
 		{ echo "$msg"; dmsetup table; } >"$out/unload-failed" 2>&1
 	fi
 fi
+
+# A debug kernel with kmemleak (SSDCACHE_KMEMLEAK=1, vm-run --kmemleak):
+# scan after the unload; any unreferenced object is reported.
+if [ "${SSDCACHE_KMEMLEAK:-0}" = 1 ]; then
+	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+	if [ -w /sys/kernel/debug/kmemleak ]; then
+		# Objects must be seen unreferenced by two scans to be reported.
+		for _ in 1 2 3; do
+			echo scan >/sys/kernel/debug/kmemleak
+			sleep 5
+		done
+		cat /sys/kernel/debug/kmemleak >"$out/kmemleak.log"
+	else
+		echo "no /sys/kernel/debug/kmemleak in this kernel" >"$out/kmemleak.log"
+	fi
+fi
 finish "$rc"
