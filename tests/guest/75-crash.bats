@@ -67,11 +67,11 @@ crash_sweep() {
 }
 
 @test "crash: every flush point of a write-back workload, then a switch to writethrough" {
-	crash_sweep 250 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
+	crash_sweep 140 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
 }
 
 @test "crash: every flush point with the cleaner and evictions running, then a full flush" {
-	crash_sweep 250 2 flush dirty_high 5 dirty_low 1
+	crash_sweep 140 2 flush dirty_high 5 dirty_low 1
 }
 
 # power_cut_wb SECONDS: a write-back workload over two null_blk disks with

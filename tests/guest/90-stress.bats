@@ -2,7 +2,7 @@
 # A randomized run: fio verify jobs while the cleaner runs, modes and
 # policies switch, tunables change, stats are read, the table is suspended,
 # resumed and reloaded. Ends with a full verification against the origin
-# and after a reload. SSDCACHE_STRESS_SECS sets the length (default 60 in
+# and after a reload. SSDCACHE_STRESS_SECS sets the length (default 30 in
 # make check; make stress runs 600). The harness fails the run on any
 # kernel log warning.
 
@@ -36,7 +36,7 @@ stress_action() {
 
 @test "stress: fio verify on 4 jobs while everything else changes under it" {
 	require_guest
-	local secs=${SSDCACHE_STRESS_SECS:-60}
+	local secs=${SSDCACHE_STRESS_SECS:-30}
 	origin=$(nullb_create st_o 256 fast)
 	ssd=$(nullb_create st_s 48 fast)
 	dm=$(ssdc_create st "$origin" "$ssd" writeback format)
