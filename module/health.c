@@ -62,10 +62,11 @@ void ssdc_ssd_error(struct ssdcache *sc)
 /* Writes the superblock with the DEGRADED flag set as sc->degraded says. */
 static int record_state(struct ssdcache *sc)
 {
-	u32 flags = le32_to_cpu(sc->sb.flags) & ~SSDCACHE_SB_DEGRADED;
+	u32 flags;
 	int r;
 
 	mutex_lock(&sc->commit_lock);
+	flags = le32_to_cpu(sc->sb.flags) & ~SSDCACHE_SB_DEGRADED;
 	if (READ_ONCE(sc->degraded))
 		flags |= SSDCACHE_SB_DEGRADED;
 	if (READ_ONCE(sc->failed) || flags == le32_to_cpu(sc->sb.flags)) {
@@ -95,7 +96,7 @@ static int clear_degraded(struct ssdcache *sc)
 	}
 	if (!READ_ONCE(sc->degraded))
 		return 0;
-	flush_work(&sc->degrade_work);
+	/* A degrade_work still queued then finds nothing to change. */
 	spin_lock_irqsave(&sc->err_lock, flags);
 	sc->err_score = 0;
 	sc->err_stamp = jiffies;

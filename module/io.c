@@ -337,9 +337,9 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 	*hit = slot >= 0;
 	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_FILLING && (v & SSDC_SF_DIRTY))
 		return -1;	/* another write-back write to it is under way */
-	if (slot >= 0 && ssdc_slot_dirty(v) && READ_ONCE(sc->degraded))
-		return SSDC_ROUTE_WAIT_CLEAN;
 	if (slot >= 0 && ssdc_slot_dirty(v)) {
+		if (READ_ONCE(sc->degraded))
+			return SSDC_ROUTE_WAIT_CLEAN;
 		if (ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX)
 			return -1;
 		sc->slots[slot] = (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING;
@@ -371,32 +371,25 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 }
 
 /*
- * Degraded: a write to a dirty block waits for the cleaner to write it
- * back (the cursor is moved to it), then goes to the origin like any
- * other. If that takes too long (say the SSD cannot read the block), the
- * write fails: the block stays as it was.
+ * Degraded: a write to a dirty block is mapped again until the cleaner
+ * has written the block back (the cursor is moved to it); then it goes
+ * to the origin like any other. True once that has taken too long (say
+ * the SSD cannot read the block): the write then fails, and the block
+ * stays as it was.
  */
-static int wait_for_writeback(struct ssdcache *sc, struct bio *bio, u64 oblock)
+static bool writeback_wait_over(struct ssdcache *sc, struct ssdc_bio *pb, u64 oblock)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
-	unsigned long since = pb->wait_since;
-
-	write_end(sc, pb, false);
-	pb->kind = SSDC_BIO_PASS;
-	if (!since) {
+	if (!pb->wait_since) {
 		pb->wait_since = jiffies;
-	} else if (time_after(jiffies, since +
+	} else if (time_after(jiffies, pb->wait_since +
 			      msecs_to_jiffies(SSDC_DEGRADED_WRITE_WAIT_MS))) {
 		DMERR_LIMIT("%s: degraded: block %llu not written back in time: write failed",
 			    ssdcache_name(sc), oblock);
-		pb->rejected = 1;
-		bio_io_error(bio);
-		return DM_MAPIO_SUBMITTED;
+		return true;
 	}
 	WRITE_ONCE(sc->wb_cursor, oblock);
 	ssdc_wb_kick(sc);
-	ssdc_requeue(sc, bio);
-	return DM_MAPIO_SUBMITTED;
+	return false;
 }
 
 /* A write within one cache block. */
@@ -415,11 +408,14 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
 	where = route_block_write(sc, bio, &wait, &hit);
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-	if (where == SSDC_ROUTE_WAIT_CLEAN)
-		return wait_for_writeback(sc, bio, oblock);
 	if (where < 0) {
 		write_end(sc, pb, false);
 		pb->kind = SSDC_BIO_PASS;
+		if (where == SSDC_ROUTE_WAIT_CLEAN && writeback_wait_over(sc, pb, oblock)) {
+			pb->rejected = 1;
+			bio_io_error(bio);
+			return DM_MAPIO_SUBMITTED;
+		}
 		ssdc_requeue(sc, bio);
 		return DM_MAPIO_SUBMITTED;
 	}

@@ -168,8 +168,7 @@ static void quiesce(struct ssdcache *sc)
 {
 	ssdc_wb_stop(sc);
 	ssdc_io_drain(sc);
-	if (sc->loaded)
-		ssdc_health_quiesce(sc);
+	ssdc_health_quiesce(sc);
 	ssdc_meta_commit(sc);
 	/* Slots still UNSYNCED then (a write racing the last commit): again. */
 	if (READ_ONCE(sc->valid_pending))
