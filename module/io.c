@@ -47,9 +47,12 @@ struct ssdc_fill {
 	struct page *pages[];
 };
 
+/* Sends @bio to the origin; a write with data is counted at its end. */
 static void remap_origin(struct ssdcache *sc, struct bio *bio)
 {
 	bio_set_dev(bio, sc->origin->bdev);
+	if (op_is_write(bio_op(bio)) && bio_sectors(bio))
+		ssdc_pb(bio)->origin_write = 1;
 }
 
 /* Start/end of a write: fills of blocks it may cover must not install. */
@@ -921,6 +924,10 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct ssdcache *sc = ti->private;
 	struct ssdc_bio *pb = ssdc_pb(bio);
+
+	/* Counted before the slot changes: see flush_origin() in meta.c. */
+	if (pb->origin_write)
+		ssdc_origin_written(sc);
 
 	switch (pb->kind) {
 	case SSDC_BIO_HIT_READ:

@@ -11,8 +11,9 @@
  *  - A VALID entry reaches the journal only after its data is durable on
  *    the SSD and, for a clean entry, on the origin: such slots are
  *    UNSYNCED, tagged with the sync epoch in which they changed; a commit
- *    bumps the epoch and flushes both devices, so the slots of the epoch
- *    before are then durable, and writes its records with REQ_FUA.
+ *    bumps the epoch and flushes both devices (the origin only if it was
+ *    written since its last flush), so the slots of the epoch before are
+ *    then durable, and writes its records with REQ_FUA.
  *  - An origin block whose entry on the SSD is VALID is written to the
  *    origin only after a commit made that entry invalid: such writes wait
  *    in sc->deferred, and a slot is reused only after its invalid entry
@@ -493,6 +494,27 @@ static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
 		ssdc_issue_write(sc, bio);
 }
 
+/*
+ * Flushes the origin, unless no write to it completed since its last
+ * flush: a database's fsync in write-back mode then costs no origin
+ * flush. Every origin write bumps origin_writes with a fully ordered
+ * atomic before anything depends on its completion, so a write whose
+ * slot is tagged with the epoch before this commit's bump is counted
+ * (the smp_mb() after the bump pairs with it). Caller holds commit_lock.
+ */
+static int flush_origin(struct ssdcache *sc)
+{
+	s64 done = atomic64_read(&sc->origin_writes);
+	int r;
+
+	if (done == sc->origin_flushed)
+		return 0;
+	r = blkdev_issue_flush(sc->origin->bdev);
+	if (!r)
+		sc->origin_flushed = done;
+	return r;
+}
+
 int ssdc_meta_commit(struct ssdcache *sc)
 {
 	struct ssdc_jbatch jb = { .flushed = ULONG_MAX };
@@ -536,7 +558,7 @@ int ssdc_meta_commit(struct ssdcache *sc)
 		 * before the page marks are read (see update_unsynced()).
 		 */
 		smp_mb();
-		r = blkdev_issue_flush(sc->origin->bdev);
+		r = flush_origin(sc);
 		if (r)
 			goto fail;
 		r = blkdev_issue_flush(sc->cache->bdev);
@@ -609,6 +631,8 @@ int ssdc_meta_init(struct ssdcache *sc)
 	if (sc->wq)
 		return 0;
 	mutex_init(&sc->commit_lock);
+	atomic64_set(&sc->origin_writes, 0);
+	sc->origin_flushed = -1;	/* unknown: the first commit flushes */
 	spin_lock_init(&sc->defer_lock);
 	bio_list_init(&sc->deferred);
 	bio_list_init(&sc->waiters);

@@ -159,9 +159,11 @@ struct ssdc_sysfs;
 
 /* A detected sequential stream (seqcut.c). */
 struct ssdc_stream {
+	sector_t start;		/* where the stream's last bio started */
 	sector_t next;		/* where the stream's next bio would start */
 	u64 bytes;		/* length so far */
 	unsigned long last;	/* jiffies of the last bio */
+	bool bypass;		/* the decision for the last bio */
 };
 
 /* One instance of the target: what a table line constructs. */
@@ -206,6 +208,8 @@ struct ssdcache {
 	bool valid_pending;		/* UNSYNCED slots: flush both devices */
 	atomic_t changes;		/* slot changes since the last commit */
 	unsigned long sync_epoch;	/* bumped before each flush */
+	atomic64_t origin_writes;	/* writes to the origin completed */
+	s64 origin_flushed;		/* origin_writes at the last origin flush */
 	struct page **commit_buf;	/* page buffers for one batch */
 	u64 j_blocks;			/* journal ring size */
 	sector_t j_start;
@@ -279,6 +283,7 @@ struct ssdc_bio {
 	u8 installed:1;		/* write-through write also went to slot */
 	u8 rewrite:1;		/* write-back write into a dirty slot */
 	u8 rejected:1;		/* failed with no device I/O (failed state) */
+	u8 origin_write:1;	/* a write with data sent to the origin */
 	u64 start_ns;		/* reads: when mapped, for the histograms */
 	unsigned long wait_since; /* degraded: jiffies a dirty write began to wait */
 };
@@ -456,6 +461,15 @@ u64 ssdc_durable_entry(u64 v);
 const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what);
+
+/*
+ * A write with data to the origin completed (counting more than that only
+ * costs a flush). Fully ordered: see flush_origin() in meta.c.
+ */
+static inline void ssdc_origin_written(struct ssdcache *sc)
+{
+	atomic64_inc_return(&sc->origin_writes);
+}
 
 /* journal.c */
 bool ssdc_journal_room(struct ssdcache *sc, unsigned int blocks);

@@ -190,6 +190,7 @@ static void run_end_io(struct bio *bio)
 	unsigned int first = (unsigned long)bio->bi_private & 0xffff;
 	unsigned int n = (unsigned long)bio->bi_private >> 16, i;
 
+	ssdc_origin_written(sc);
 	if (bio->bi_status) {
 		ssdc_count_error(sc, false, true);
 		for (i = first; i < first + n; i++)

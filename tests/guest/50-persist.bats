@@ -108,3 +108,47 @@ power_cut() {
 		power_cut writearound $secs
 	done
 }
+
+# Completed flush requests of a disk (/sys/block/NAME/stat, field 16).
+disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
+
+@test "persist: write-back fsyncs flush the origin only after writes to it, and lose nothing" {
+	require_guest
+	origin=$(nullb_create of_o 32 fast 4)
+	cache=$(nullb_create of_c 8 fast 4)
+	dm=$(ssdc_create of "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	blocks=$BATS_TEST_TMPDIR/blocks sector=$BATS_TEST_TMPDIR/sector
+	head -c 131072 /dev/urandom >"$blocks"
+	head -c 512 /dev/urandom >"$sector"
+	# sync_write FILE BS SKIP SEEK: one O_DIRECT write, then fsync.
+	sync_write() {
+		dd if="$1" of="$dm" bs="$2" count=1 skip="$3" seek="$4" \
+			oflag=direct conv=fsync,notrunc status=none
+	}
+	f0=$(disk_flushes of_o)
+	for i in $(seq 0 31); do
+		sync_write "$blocks" 4096 "$i" $((256 + i))
+	done
+	assert_eq 32 "$(ssdc_stat of dirty)" "dirty blocks"
+	[ "$(ssdc_stat of flushes)" -ge 32 ] || fail "$(ssdc_stat of flushes) flushes through commits"
+	f1=$(disk_flushes of_o)
+	# The first commit of a new table flushes the origin once.
+	[ $((f1 - f0)) -le 1 ] || fail "32 fsyncs of cached blocks flushed the origin $((f1 - f0)) times"
+	# A 512-byte write goes to the origin: its fsync must flush the origin.
+	sync_write "$sector" 512 0 8003
+	f2=$(disk_flushes of_o)
+	[ "$f2" -gt "$f1" ] || fail "the fsync after a write to the origin did not flush it"
+	# Power cut: both volatile caches are lost; every fsynced write stays.
+	nullb_power_off of_c
+	nullb_power_off of_o
+	dmsetup remove --retry of
+	nullb_power_on of_o
+	nullb_power_on of_c
+	dm=$(ssdc_create of "$origin" "$cache" writeback)
+	assert_eq "$(md5sum <"$blocks")" \
+		"$(dd if="$dm" bs=4k skip=256 count=32 iflag=direct status=none | md5sum)" \
+		"fsynced blocks in the cache"
+	assert_eq "$(md5sum <"$sector")" \
+		"$(dd if="$dm" bs=512 skip=8003 count=1 iflag=direct status=none | md5sum)" \
+		"fsynced write to the origin"
+}
