@@ -141,6 +141,25 @@ PY
 	done
 }
 
+@test "io: a stream of bios of several blocks each reaches the cutoff too" {
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format sequential_cutoff 1048576)
+	udevadm settle
+	sleep 0.5
+	before=$(ssdc_used io)
+	# 8 MiB in 256 KiB bios, each handled a block at a time until the
+	# stream passes the cutoff: bios 5 to 32 bypass.
+	dd if="$dm" of=/dev/null bs=256k count=32 iflag=direct status=none
+	bypassed=$(ssdc_stat io bypassed_reads)
+	[ "$bypassed" -ge 24 ] || fail "$bypassed of 32 reads bypassed"
+	sleep 0.5
+	filled=$(( $(ssdc_used io) - before ))
+	[ "$filled" -le 320 ] || fail "sequential read filled $filled blocks"
+	dd if=/dev/urandom of="$dm" bs=256k count=32 seek=64 oflag=direct status=none
+	bypassed=$(ssdc_stat io bypassed_writes)
+	[ "$bypassed" -ge 24 ] || fail "$bypassed of 32 writes bypassed"
+	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "after the bypassed writes"
+}
+
 @test "io: discard and write-zeroes invalidate the cache and reach the origin" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
 	dd if=/dev/urandom of="$dm" bs=1M count=4 oflag=direct status=none
