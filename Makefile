@@ -8,6 +8,7 @@
 #   make checkpatch      kernel style (checkpatch.pl --strict) over the module
 #   make check           everything, host tests, one VM per kernel
 #   make demo            the demo: a cache over simulated HDD + SSD in a VM
+#   make bench           benchmarks against the raw devices and the peers
 #   make install         module, tool, man page, udev rule, systemd unit
 #   make install-tool    the same without the module
 #   make dkms-install    the module's sources under DKMS, for every kernel
@@ -33,7 +34,7 @@ TOOL := build/userspace/ssdcachectl
 TOOL_SRCS := $(wildcard userspace/*.c)
 TOOL_HDRS := $(wildcard userspace/*.h) include/ssdcache_format.h
 
-.PHONY: all modules selftest-modules sparse checkpatch tool check check-debug demo stress deps install \
+.PHONY: all modules selftest-modules sparse checkpatch tool check check-debug demo bench stress deps install \
 	install-tool dkms-install fuzz clean
 
 all: modules tool
@@ -89,6 +90,10 @@ check: deps
 
 demo: deps
 	scripts/demo.sh
+
+# make bench [BENCH_SECS=20]: one VM per kernel, results in build/bench/.
+bench: deps
+	scripts/bench.sh
 
 # make check-debug: the guest suites on a debug 6.1 kernel (built once).
 check-debug: deps

@@ -1,0 +1,774 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""make bench, inside the guest (started by scripts/bench.sh through vm-run).
+
+Every system is measured on the same simulated devices in this one boot:
+the raw HDD model, the raw SSD model, dm-linear over the SSD model,
+ssdcache (write-through and write-back), dm-cache (smq, writeback),
+dm-writecache and bcache (writeback).  Writes results.json (every figure)
+into the results directory given as the only argument; bench/report.py
+turns it into tables and plots.
+
+Environment:
+  BENCH_SECS      length of one measured fio run (default 20)
+  BENCH_SYSTEMS   the systems to run, by name (default: all)
+  BENCH_WORKLOADS the workloads: hit write mixed seq pgbench (default: all)
+  BENCH_FS        filesystems for pgbench (default "ext4"; "ext4 xfs")
+  BENCH_PG_SCALE  pgbench scale (default 20, about 310 MiB)
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+MiB = 1 << 20
+OUT = sys.argv[1]
+SECS = int(os.environ.get("BENCH_SECS", "20"))
+PG_SCALE = int(os.environ.get("BENCH_PG_SCALE", "20"))
+FILESYSTEMS = os.environ.get("BENCH_FS", "ext4").split()
+WORKLOADS = os.environ.get("BENCH_WORKLOADS", "hit write mixed seq pgbench").split()
+CFS = "/sys/kernel/config/nullb"
+PGBIN = "/usr/lib/postgresql/15/bin"
+
+# Device sizes (MiB).  The origin and the raw SSD model have the same
+# size; the cache device is a fraction of the origin.
+ORIGIN_MB = 1024
+CACHE_MB = 144          # the cache device every caching system gets
+CACHE_DATA_MB = 128     # its nominal data capacity (sizes the working sets)
+GOLDEN_MB = 576         # the pgbench database image
+PG_MEMORY = "96M"       # memory cgroup limit for PostgreSQL and pgbench
+
+# Working sets, as regions of the origin, so that one workload's data does
+# not serve another's (offset MiB, size MiB).
+HIT_SET = (0, 64)       # half the cache: fully cached after the warm-up
+WRITE_SET = (64, 32)    # a quarter of the cache
+MIXED_SET = (128, 3 * CACHE_DATA_MB)    # three times the cache
+SEQ_SET = (512, 512)    # four times the cache
+
+MODELS = {
+    "hdd": {"irqmode": 2, "completion_nsec": 4000000, "hw_queue_depth": 1,
+            "submit_queues": 1},
+    "ssd": {"irqmode": 2, "completion_nsec": 60000, "hw_queue_depth": 64},
+    "fast": {"irqmode": 0, "hw_queue_depth": 64},
+}
+
+
+def log(msg):
+    print(f"bench: {msg}", flush=True)
+
+
+def run(cmd, check=True, **kw):
+    """Runs a command (a list), returns its stdout."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, **kw)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()}")
+    return p.stdout
+
+
+def put(path, value):
+    with open(path, "w") as f:
+        f.write(str(value))
+
+
+def get(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def settle():
+    run(["udevadm", "settle"], check=False)
+
+
+def wait_dev(dev):
+    for _ in range(200):
+        if os.path.exists(dev):
+            return dev
+        settle()
+        time.sleep(0.05)
+    raise RuntimeError(f"{dev} did not appear")
+
+
+def sectors(dev):
+    return int(run(["blockdev", "--getsz", dev]))
+
+
+def zero(dev, mb, offset_mb=0):
+    run(["dd", "if=/dev/zero", f"of={dev}", "bs=1M", f"count={mb}",
+         f"seek={offset_mb}", "oflag=direct", "status=none"])
+
+
+# ---- null_blk devices ------------------------------------------------
+
+def nullb_set_model(name, model):
+    d = f"{CFS}/{name}"
+    for k, v in MODELS[model].items():
+        put(f"{d}/{k}", v)
+
+
+def nullb_create(name, mb, model):
+    """A memory-backed null_blk disk, written in full while it is fast (so
+    that null_blk's own page bookkeeping is allocated before any
+    measurement), then switched to MODEL: its data survives the power
+    cycle."""
+    d = f"{CFS}/{name}"
+    os.mkdir(d)
+    put(f"{d}/size", mb)
+    put(f"{d}/blocksize", 512)
+    put(f"{d}/memory_backed", 1)
+    nullb_set_model(name, "fast")
+    put(f"{d}/power", 1)
+    dev = wait_dev(f"/dev/{name}")
+    zero(dev, mb)
+    put(f"{d}/power", 0)
+    nullb_set_model(name, model)
+    put(f"{d}/power", 1)
+    return wait_dev(dev)
+
+
+def nullb_remove(name):
+    d = f"{CFS}/{name}"
+    if os.path.isdir(d):
+        put(f"{d}/power", 0)
+        os.rmdir(d)
+
+
+# ---- device-mapper ---------------------------------------------------
+
+def dm_create(name, table):
+    run(["dmsetup", "create", name, "--table", table])
+    dev = wait_dev(f"/dev/mapper/{name}")
+    settle()
+    return dev
+
+
+def dm_remove(name):
+    if os.path.exists(f"/dev/mapper/{name}"):
+        run(["dmsetup", "remove", "--retry", name])
+
+
+def dm_status(name):
+    return run(["dmsetup", "status", name]).split()
+
+
+# ---- kernel memory ---------------------------------------------------
+
+def kernel_mem():
+    """Bytes of kernel memory a target can hold: slab, vmalloc, per-cpu.
+    Only the page cache is dropped first: dropping slabs would also run
+    bcache's btree node shrinker and hide what it keeps."""
+    put("/proc/sys/vm/drop_caches", 1)
+    time.sleep(1)
+    mem = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":", 1)
+            mem[k] = int(v.split()[0]) * 1024
+    return mem["Slab"] + mem["VmallocUsed"] + mem.get("Percpu", 0)
+
+
+# ---- the systems -----------------------------------------------------
+
+class System:
+    """A block device to measure.  cache_blocks is 0 for a raw device."""
+    name = ""
+    label = ""
+    caches = True
+
+    def __init__(self, devs):
+        self.devs = devs
+        self.dev = None
+        self.cache_blocks = 0
+        self.block_bytes = 0
+
+    def create(self):
+        raise NotImplementedError
+
+    def destroy(self):
+        pass
+
+    def read_stats(self):
+        """(read hits, read misses), or None if there is no cache."""
+        return None
+
+    def random_mode(self):
+        """Settings for the random workloads (bcache: no sequential cutoff)."""
+
+    def default_mode(self):
+        """Back to the system's defaults."""
+
+    def warm_mode(self, on):
+        """Let the warm-up's sequential passes fill the cache."""
+
+    def extra(self):
+        return {}
+
+    def stats_settle(self):
+        """Waits until the hit counters include all I/O done so far."""
+
+
+class RawHdd(System):
+    name, label, caches = "raw_hdd", "raw HDD", False
+
+    def create(self):
+        self.dev = self.devs["hdd"]
+
+
+class RawSsd(System):
+    name, label, caches = "raw_ssd", "raw SSD", False
+
+    def create(self):
+        self.dev = self.devs["ssdbig"]
+
+
+class LinearSsd(System):
+    name, label, caches = "linear_ssd", "dm-linear on SSD", False
+
+    def create(self):
+        d = self.devs["ssdbig"]
+        self.dev = dm_create("bench_lin", f"0 {sectors(d)} linear {d} 0")
+
+    def destroy(self):
+        dm_remove("bench_lin")
+
+
+class Ssdcache(System):
+    def __init__(self, devs, mode):
+        super().__init__(devs)
+        self.mode = mode
+        self.name = f"ssdcache_{'wb' if mode == 'writeback' else 'wt'}"
+        self.label = f"ssdcache {'write-back' if mode == 'writeback' else 'write-through'}"
+
+    def create(self):
+        hdd, ssd = self.devs["hdd"], self.devs["ssd"]
+        zero(ssd, 4)
+        self.dev = dm_create("bench_ssdc",
+                             f"0 {sectors(hdd)} ssdcache {hdd} {ssd} {self.mode} 1 format")
+        st = dm_status("bench_ssdc")
+        self.block_bytes = int(st[5])
+        self.cache_blocks = int(st[6].split("/")[1])
+
+    def destroy(self):
+        dm_remove("bench_ssdc")
+
+    def read_stats(self):
+        st = dm_status("bench_ssdc")
+        return int(st[8]), int(st[9])
+
+    def warm_mode(self, on):
+        cutoff = 0 if on else 4194304
+        run(["dmsetup", "message", "bench_ssdc", "0", "sequential_cutoff", str(cutoff)])
+
+    def extra(self):
+        st = dm_status("bench_ssdc")
+        return {"status": " ".join(st[3:])}
+
+
+class DmCache(System):
+    name, label = "dm_cache", "dm-cache (smq)"
+    META_MB = 16
+
+    def create(self):
+        hdd, ssd = self.devs["hdd"], self.devs["ssd"]
+        meta = self.META_MB * 2048
+        zero(ssd, self.META_MB)
+        m = dm_create("bench_dmc_meta", f"0 {meta} linear {ssd} 0")
+        c = dm_create("bench_dmc_data", f"0 {sectors(ssd) - meta} linear {ssd} {meta}")
+        # 64 sectors (32 KiB): dm-cache's smallest block.
+        self.dev = dm_create("bench_dmc",
+                             f"0 {sectors(hdd)} cache {m} {c} {hdd} 64 1 writeback smq 0")
+        st = dm_status("bench_dmc")
+        self.block_bytes = 64 * 512
+        self.cache_blocks = int(st[6].split("/")[1])
+
+    def destroy(self):
+        for n in ("bench_dmc", "bench_dmc_data", "bench_dmc_meta"):
+            dm_remove(n)
+
+    def read_stats(self):
+        st = dm_status("bench_dmc")
+        return int(st[7]), int(st[8])
+
+    def extra(self):
+        return {"status": " ".join(dm_status("bench_dmc")[3:])}
+
+
+class DmWritecache(System):
+    name, label = "dm_writecache", "dm-writecache"
+
+    def create(self):
+        hdd, ssd = self.devs["hdd"], self.devs["ssd"]
+        zero(ssd, 4)
+        self.dev = dm_create("bench_dwc",
+                             f"0 {sectors(hdd)} writecache s {hdd} {ssd} 4096 0")
+        st = dm_status("bench_dwc")
+        self.block_bytes = 4096
+        self.cache_blocks = int(st[4])
+
+    def destroy(self):
+        dm_remove("bench_dwc")
+
+    def read_stats(self):
+        st = dm_status("bench_dwc")
+        reads, hits = int(st[7]), int(st[8])
+        return hits, reads - hits
+
+    def extra(self):
+        return {"status": " ".join(dm_status("bench_dwc")[3:])}
+
+
+class Bcache(System):
+    name, label = "bcache", "bcache"
+
+    def sysfs(self, f):
+        return f"/sys/block/{os.path.basename(self.dev)}/bcache/{f}"
+
+    def create(self):
+        hdd, ssd = self.devs["hdd"], self.devs["ssd"]
+        run(["modprobe", "bcache"])
+        zero(hdd, 1)
+        zero(ssd, 1)
+        # 64 KiB buckets: bcache needs more buckets than 512 KiB ones give here.
+        run(["make-bcache", "--writeback", "--bucket", "64k", "-C", ssd, "-B", hdd])
+        for d in (ssd, hdd):
+            try:
+                put("/sys/fs/bcache/register", d)
+            except OSError:
+                pass            # udev's rule registered it first
+        for _ in range(200):
+            names = [n for n in os.listdir("/sys/block") if n.startswith("bcache")]
+            if names:
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("no bcache device appeared")
+        self.dev = wait_dev(f"/dev/{names[0]}")
+        for _ in range(200):
+            if get(self.sysfs("state")) != "no cache":
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("bcache: the cache device did not attach (see dmesg)")
+        put(self.sysfs("cache_mode"), "writeback")
+        settle()
+        self.block_bytes = 4096
+        self.cache_blocks = CACHE_MB * MiB // 4096
+
+    def destroy(self):
+        if self.dev is None:
+            return
+        put(self.sysfs("stop"), 1)
+        for cset in os.listdir("/sys/fs/bcache"):
+            if re.match(r"^[0-9a-f-]{36}$", cset):
+                put(f"/sys/fs/bcache/{cset}/stop", 1)
+        for _ in range(400):
+            if not [n for n in os.listdir("/sys/fs/bcache") if "-" in n] and \
+                    not os.path.exists(self.dev):
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("bcache did not stop")
+        zero(self.devs["hdd"], 1)
+        zero(self.devs["ssd"], 1)
+
+    def stats_settle(self):
+        time.sleep(6)   # bcache folds its counters in every 5 s
+
+    def read_stats(self):
+        return (int(get(self.sysfs("stats_total/cache_hits"))),
+                int(get(self.sysfs("stats_total/cache_misses"))))
+
+    def random_mode(self):
+        put(self.sysfs("sequential_cutoff"), 0)
+
+    def default_mode(self):
+        put(self.sysfs("sequential_cutoff"), 4 * MiB)
+
+    def warm_mode(self, on):
+        put(self.sysfs("sequential_cutoff"), 0 if on else 4 * MiB)
+
+
+def all_systems(devs):
+    return [RawHdd(devs), RawSsd(devs), LinearSsd(devs),
+            Ssdcache(devs, "writethrough"), Ssdcache(devs, "writeback"),
+            DmCache(devs), DmWritecache(devs), Bcache(devs)]
+
+
+# ---- fio -------------------------------------------------------------
+
+def fio(dev, name, region, extra, secs=None, log_prefix=None):
+    off, size = region
+    cmd = ["fio", f"--name={name}", f"--filename={dev}", "--direct=1",
+           "--ioengine=libaio", f"--offset={off}M", f"--size={size}M",
+           "--randrepeat=1", "--output-format=json", "--group_reporting"]
+    if secs:
+        cmd += ["--time_based", f"--runtime={secs}"]
+    if log_prefix:
+        cmd += [f"--write_iops_log={log_prefix}", "--log_avg_msec=1000"]
+    cmd += extra
+    res = json.loads(run(cmd))
+    job = res["jobs"][0]
+    out = {}
+    for d in ("read", "write"):
+        if job[d]["io_bytes"]:
+            out[d] = {"iops": job[d]["iops"], "mib_s": job[d]["bw_bytes"] / MiB,
+                      "lat_mean_us": job[d]["lat_ns"]["mean"] / 1000,
+                      "lat_p99_us": job[d]["clat_ns"].get("percentile", {}).get(
+                          "99.000000", 0) / 1000}
+    return out
+
+
+def total_iops(r):
+    return sum(v["iops"] for v in r.values())
+
+
+class HitSampler:
+    """Samples a system's read hits and misses every second while a
+    workload runs: the hit ratio over time."""
+
+    def __init__(self, system):
+        self.system = system
+        self.samples = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        t0 = time.monotonic()
+        s = self.system.read_stats()
+        self.samples.append((0.0, s[0], s[1]))
+        while not self.stop.wait(1.0):
+            try:
+                s = self.system.read_stats()
+            except (RuntimeError, OSError):
+                continue
+            self.samples.append((round(time.monotonic() - t0, 1), s[0], s[1]))
+
+    def __enter__(self):
+        if self.system.caches:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        if self.system.caches:
+            self.thread.join()
+
+
+def read_settled(s):
+    s.stats_settle()
+    return s.read_stats()
+
+
+def hit_ratio(before, after):
+    if before is None or after is None:
+        return None
+    h, m = after[0] - before[0], after[1] - before[1]
+    return h / (h + m) if h + m else None
+
+
+# ---- workloads -------------------------------------------------------
+
+def w_hit(s):
+    """1. 4 KiB random reads, queue depth 16, on a fully cached set."""
+    if s.caches:
+        s.warm_mode(True)
+        # A write pass (dm-writecache caches only what is written), two
+        # read passes, then random reads: each system fills as it can.
+        fio(s.dev, "warm_w", HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
+        for _ in range(2):
+            fio(s.dev, "warm_r", HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
+        s.warm_mode(False)
+        s.random_mode()
+        fio(s.dev, "warm_rand", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"],
+            secs=SECS)
+    before = read_settled(s)
+    r = fio(s.dev, "hit", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"], secs=SECS)
+    r["hit_ratio"] = hit_ratio(before, read_settled(s))
+    s.default_mode()
+    return r
+
+
+def w_write(s):
+    """2. 4 KiB random writes, queue depth 16, a set smaller than the cache."""
+    s.random_mode()
+    r = fio(s.dev, "write", WRITE_SET, ["--rw=randwrite", "--bs=4k", "--iodepth=16"],
+            secs=SECS)
+    s.default_mode()
+    return r
+
+
+def w_mixed(s):
+    """3 and 6. 90% random reads, zipf 1.2, queue depth 8, two jobs, a set
+    three times the cache, from a cold start: the IOPS and the hit ratio
+    second by second."""
+    s.random_mode()
+    prefix = f"{OUT}/iops-{s.name}"
+    before = read_settled(s)
+    with HitSampler(s) as hs:
+        r = fio(s.dev, "mixed", MIXED_SET,
+                ["--rw=randrw", "--rwmixread=90", "--bs=4k", "--iodepth=8",
+                 "--numjobs=2", "--random_distribution=zipf:1.2"],
+                secs=3 * SECS, log_prefix=prefix)
+    after = read_settled(s)
+    s.default_mode()
+    r["hit_ratio"] = hit_ratio(before, after)
+    if before is not None:
+        r["hits_over_time"] = [(t, h - before[0], m - before[1]) for t, h, m in hs.samples]
+    r["iops_over_time"] = read_iops_logs(prefix)
+    return r
+
+
+def read_iops_logs(prefix):
+    """fio's per-second IOPS logs (one per job and direction), summed per
+    second."""
+    per_sec = {}
+    d = os.path.dirname(prefix)
+    for f in sorted(os.listdir(d)):
+        if not f.startswith(os.path.basename(prefix) + "_iops"):
+            continue
+        with open(f"{d}/{f}") as fh:
+            for line in fh:
+                parts = [p.strip() for p in line.split(",")]
+                sec = round(int(parts[0]) / 1000)
+                per_sec[sec] = per_sec.get(sec, 0) + int(parts[1])
+        os.unlink(f"{d}/{f}")
+    return sorted(per_sec.items())
+
+
+def w_seq(s):
+    """4. 1 MiB sequential reads and writes, four times the cache: they
+    should bypass it.  The hot set's read hit ratio is measured before and
+    after (zipf reads over the mixed workload's set): an untouched cache
+    keeps it."""
+    probe = ["--rw=randread", "--bs=4k", "--iodepth=8", "--random_distribution=zipf:1.2"]
+    r = {}
+    if s.caches:
+        b = read_settled(s)
+        fio(s.dev, "probe", MIXED_SET, probe, secs=max(SECS // 2, 2))
+        r["hot_hit_ratio_before"] = hit_ratio(b, read_settled(s))
+    r["read"] = fio(s.dev, "seqread", SEQ_SET, ["--rw=read", "--bs=1M", "--iodepth=4"],
+                    secs=SECS)["read"]
+    r["write"] = fio(s.dev, "seqwrite", SEQ_SET, ["--rw=write", "--bs=1M", "--iodepth=4"],
+                     secs=SECS)["write"]
+    if s.caches:
+        b = read_settled(s)
+        fio(s.dev, "probe", MIXED_SET, probe, secs=max(SECS // 2, 2))
+        r["hot_hit_ratio_after"] = hit_ratio(b, read_settled(s))
+    return r
+
+
+# ---- pgbench ---------------------------------------------------------
+
+MNT = "/tmp/ssdc-bench-mnt"
+SOCK = "/tmp/ssdc-bench-pg"
+CGROUP = "/sys/fs/cgroup/ssdc-bench"
+
+
+def as_postgres(cmd, check=True, limited=False):
+    """Runs CMD as the postgres user; LIMITED: in the memory cgroup."""
+    pre = ["sh", "-c", f'echo $$ >{CGROUP}/cgroup.procs && exec "$@"', "sh"] if limited else []
+    return run(pre + ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups",
+                      "--"] + cmd, check=check, cwd="/tmp")
+
+
+def cgroup_setup():
+    if not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+        run(["mount", "-t", "cgroup2", "none", "/sys/fs/cgroup"])
+    put("/sys/fs/cgroup/cgroup.subtree_control", "+memory")
+    os.makedirs(CGROUP, exist_ok=True)
+    put(f"{CGROUP}/memory.max", PG_MEMORY)
+
+
+def in_cgroup():
+    put(f"{CGROUP}/cgroup.procs", os.getpid())
+
+
+def pg_start(limited=False):
+    os.makedirs(SOCK, exist_ok=True)
+    run(["chown", "postgres:postgres", SOCK])
+    opts = ("-c listen_addresses= -c unix_socket_directories=" + SOCK +
+            " -c shared_buffers=16MB -c max_wal_size=256MB")
+    as_postgres([f"{PGBIN}/pg_ctl", "-D", f"{MNT}/data", "-l", f"{MNT}/pg.log",
+                 "-w", "-t", "300", "-o", opts, "start"], limited=limited)
+
+
+def pg_stop():
+    as_postgres([f"{PGBIN}/pg_ctl", "-D", f"{MNT}/data", "-w", "-t", "600",
+                 "-m", "fast", "stop"], check=False)
+
+
+def mkfs(fs, dev):
+    if fs == "ext4":
+        run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard", dev])
+    else:
+        run(["mkfs.xfs", "-q", "-f", "-K", dev])
+
+
+def golden_image(fs):
+    """A null_blk disk holding a filesystem with an initialized pgbench
+    database: each system gets a copy, so the slow initialization runs once."""
+    name = f"bench_gold_{fs}"
+    dev = nullb_create(name, GOLDEN_MB, "fast")
+    mkfs(fs, dev)
+    os.makedirs(MNT, exist_ok=True)
+    run(["mount", dev, MNT])
+    try:
+        os.makedirs(f"{MNT}/data")
+        run(["chown", "postgres:postgres", MNT, f"{MNT}/data"])
+        as_postgres([f"{PGBIN}/initdb", "-D", f"{MNT}/data", "-A", "trust", "-U", "postgres"])
+        pg_start()
+        t0 = time.monotonic()
+        as_postgres([f"{PGBIN}/pgbench", "-h", SOCK, "-U", "postgres", "-i", "-q",
+                     "-s", str(PG_SCALE), "postgres"])
+        log(f"pgbench -i -s {PG_SCALE} on {fs}: {time.monotonic() - t0:.0f} s")
+        pg_stop()
+        used = run(["du", "-sm", f"{MNT}/data"]).split()[0]
+    finally:
+        run(["umount", MNT], check=False)
+    return dev, int(used)
+
+
+def pgbench_run(secs):
+    out = as_postgres([f"{PGBIN}/pgbench", "-h", SOCK, "-U", "postgres", "-c", "4", "-j", "2",
+                       "-T", str(secs), "postgres"], limited=True)
+    tps = float(re.search(r"tps = ([0-9.]+)", out).group(1))
+    lat = float(re.search(r"latency average = ([0-9.]+) ms", out).group(1))
+    return {"tps": tps, "latency_ms": lat}
+
+
+def w_pgbench(s, fs, golden):
+    """5. PostgreSQL with pgbench (TPC-B-like, 4 clients) on a filesystem
+    on the system, in a memory cgroup much smaller than the database."""
+    phases = {}
+    t = time.monotonic()
+
+    def phase(name):
+        nonlocal t
+        now = time.monotonic()
+        phases[name] = round(now - t, 1)
+        t = now
+
+    run(["dd", f"if={golden}", f"of={s.dev}", "bs=4M", "oflag=direct", "status=none"])
+    phase("copy")
+    s.random_mode()
+    run(["mount", s.dev, MNT])
+    try:
+        pg_start(limited=True)
+        phase("start")
+        try:
+            warm = pgbench_run(SECS)
+            phase("warmup")
+            before = read_settled(s)
+            r = pgbench_run(2 * SECS)
+            r["hit_ratio"] = hit_ratio(before, read_settled(s))
+            r["warmup"] = warm
+            phase("measured")
+        finally:
+            pg_stop()
+            phase("stop")
+    finally:
+        run(["umount", MNT], check=False)
+        s.default_mode()
+    r["phase_secs"] = phases
+    return r
+
+
+# ---- main ------------------------------------------------------------
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    run(["modprobe", "null_blk", "nr_devices=0"])
+    for m in ("dm-cache", "dm-cache-smq", "dm-writecache", "bcache"):
+        run(["modprobe", m])
+    settle()
+    wanted = os.environ.get("BENCH_SYSTEMS", "").split()
+    results = {
+        "kernel": os.uname().release,
+        "secs": SECS,
+        "cpus": os.cpu_count(),
+        "devices": {
+            "hdd": {"mb": ORIGIN_MB, "model": MODELS["hdd"]},
+            "ssd": {"mb": CACHE_MB, "model": MODELS["ssd"]},
+            "ssdbig": {"mb": ORIGIN_MB, "model": MODELS["ssd"]},
+        },
+        "sets_mb": {"hit": HIT_SET, "write": WRITE_SET, "mixed": MIXED_SET, "seq": SEQ_SET},
+        "pgbench": {"scale": PG_SCALE, "memory_limit": PG_MEMORY, "clients": 4},
+        "systems": {},
+    }
+    log("creating the devices (HDD and SSD models, written once in full)")
+    devs = {"hdd": nullb_create("bench_hdd", ORIGIN_MB, "hdd"),
+            "ssd": nullb_create("bench_ssd", CACHE_MB, "ssd"),
+            "ssdbig": nullb_create("bench_ssdbig", ORIGIN_MB, "ssd")}
+    systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
+    goldens = {}
+    if "pgbench" in WORKLOADS:
+        cgroup_setup()
+        for fs in FILESYSTEMS:
+            goldens[fs] = golden_image(fs)
+        results["pgbench"]["db_mb"] = {fs: g[1] for fs, g in goldens.items()}
+        in_cgroup()
+    rc = 0
+    for s in systems:
+        res = results["systems"].setdefault(s.name, {"label": s.label})
+        try:
+            m0 = kernel_mem()
+            s.create()
+            log(f"{s.label}: {s.dev}")
+            m1 = kernel_mem()
+            res["cache_blocks"] = s.cache_blocks
+            res["block_bytes"] = s.block_bytes
+            if s.caches:
+                res["mem_at_create"] = m1 - m0
+            for w, fn in (("hit", w_hit), ("write", w_write), ("mixed", w_mixed),
+                          ("seq", w_seq)):
+                if w not in WORKLOADS:
+                    continue
+                t0 = time.monotonic()
+                res[w] = fn(s)
+                log(f"{s.label}: {w}: {json.dumps(summary(w, res[w]))} "
+                    f"({time.monotonic() - t0:.0f} s)")
+                if w == "mixed" and s.caches:
+                    res["mem_after_mixed"] = kernel_mem() - m0
+            res["extra"] = s.extra()
+            s.destroy()
+            for fs, (golden, _) in goldens.items():
+                s.create()
+                t0 = time.monotonic()
+                res[f"pgbench_{fs}"] = w_pgbench(s, fs, golden)
+                s.destroy()
+                log(f"{s.label}: pgbench on {fs}: {res[f'pgbench_{fs}']} "
+                    f"({time.monotonic() - t0:.0f} s with the teardown)")
+        except Exception as e:  # pylint: disable=broad-except
+            # One system failing must not cost the others' figures.
+            log(f"{s.label}: FAILED: {e}")
+            res["error"] = str(e)
+            rc = 1
+            try:
+                s.destroy()
+            except (RuntimeError, OSError):
+                pass
+        with open(f"{OUT}/results.json", "w") as f:
+            json.dump(results, f, indent=1)
+    for name in ["bench_hdd", "bench_ssd", "bench_ssdbig"] + \
+            [f"bench_gold_{fs}" for fs in goldens]:
+        nullb_remove(name)
+    return rc
+
+
+def summary(w, r):
+    if w == "seq":
+        return {"read_mib_s": round(r["read"]["mib_s"], 1),
+                "write_mib_s": round(r["write"]["mib_s"], 1),
+                "hot_before": r.get("hot_hit_ratio_before"),
+                "hot_after": r.get("hot_hit_ratio_after")}
+    return {"iops": round(total_iops({k: v for k, v in r.items()
+                                      if k in ("read", "write")})),
+            "hit_ratio": r.get("hit_ratio")}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,306 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turns make bench's results.json (bench/guest.py) into results.md (the
+figures as ratios to the raw HDD, the raw SSD, dm-linear and the best
+peer, and the issue's targets met or missed) and PNG plots.
+
+    bench/report.py RESULTS_DIR     (reads and writes in RESULTS_DIR)
+"""
+
+import json
+import os
+import sys
+
+OURS = ("ssdcache_wt", "ssdcache_wb")
+PEERS = ("dm_cache", "dm_writecache", "bcache")
+
+
+def iops(r, d=None):
+    if not r:
+        return None
+    if d:
+        return r.get(d, {}).get("iops")
+    return sum(r[k]["iops"] for k in ("read", "write") if k in r)
+
+
+def metric(sysres, w):
+    """The one figure that ranks systems on workload W (higher is better)."""
+    if w in ("seq_read", "seq_write"):
+        return sysres.get("seq", {}).get(w[4:], {}).get("mib_s")
+    r = sysres.get(w)
+    if r is None:
+        return None
+    if w.startswith("pgbench"):
+        return r.get("tps")
+    return iops(r)
+
+
+WORKLOADS = [
+    ("hit", "Hit path: 4 KiB random reads, QD16, cached set", "IOPS"),
+    ("write", "4 KiB random writes, QD16, set < cache", "IOPS"),
+    ("mixed", "Skewed mixed 90/10, zipf 1.2, QD8 x2, set 3x cache, from cold", "IOPS"),
+    ("seq_read", "Sequential 1 MiB reads, 4x cache", "MiB/s"),
+    ("seq_write", "Sequential 1 MiB writes, 4x cache", "MiB/s"),
+]
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and digits:
+        return f"{v:.{digits}f}"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
+
+
+def ratio(a, b):
+    if a is None or not b:
+        return "-"
+    return f"{a / b:.2f}x"
+
+
+def pct(v):
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def best_peer(systems, w):
+    vals = [(metric(systems[p], w), p) for p in PEERS if p in systems]
+    vals = [v for v in vals if v[0] is not None]
+    return max(vals) if vals else (None, None)
+
+
+def table(res, w, title, unit, lines):
+    systems = res["systems"]
+    if all(metric(s, w) is None for s in systems.values()):
+        return
+    ref = {k: metric(systems.get(k, {}), w) if k in systems else None
+           for k in ("raw_hdd", "raw_ssd", "linear_ssd")}
+    peer_v, peer = best_peer(systems, w)
+    lines.append(f"### {title}\n")
+    lines.append(f"| system | {unit} | x raw HDD | x raw SSD | x dm-linear | x best peer ({systems[peer]['label'] if peer else '-'}) | read hit ratio |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    for s in systems.values():
+        v = metric(s, w)
+        if v is None:
+            continue
+        base = w.split("_")[0]
+        hr = s.get(base, {}).get("hit_ratio") if base != "seq" else None
+        lines.append(f"| {s['label']} | {fmt(v)} | {ratio(v, ref['raw_hdd'])} | "
+                     f"{ratio(v, ref['raw_ssd'])} | {ratio(v, ref['linear_ssd'])} | "
+                     f"{ratio(v, peer_v)} | {pct(hr)} |")
+    lines.append("")
+
+
+def pg_table(res, fs, lines):
+    systems = res["systems"]
+    w = f"pgbench_{fs}"
+    if not any(w in s for s in systems.values()):
+        return
+    pg = res.get("pgbench", {})
+    ref = {k: metric(systems.get(k, {}), w) for k in ("raw_hdd", "raw_ssd")}
+    peer_v, peer = best_peer(systems, w)
+    lines.append(f"### PostgreSQL pgbench on {fs} (scale {pg.get('scale')}, "
+                 f"{pg.get('db_mb', {}).get(fs, '?')} MiB database, {pg.get('clients')} clients, "
+                 f"memory limit {pg.get('memory_limit')})\n")
+    lines.append(f"| system | TPS | latency ms | x raw HDD | x raw SSD | x best peer ({systems[peer]['label'] if peer else '-'}) | read hit ratio |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    for s in systems.values():
+        r = s.get(w)
+        if not r:
+            continue
+        lines.append(f"| {s['label']} | {r['tps']:.1f} | {r['latency_ms']:.1f} | "
+                     f"{ratio(r['tps'], ref['raw_hdd'])} | {ratio(r['tps'], ref['raw_ssd'])} | "
+                     f"{ratio(r['tps'], peer_v)} | {pct(r.get('hit_ratio'))} |")
+    lines.append("")
+
+
+def memory_table(res, lines):
+    rows = []
+    for s in res["systems"].values():
+        if "mem_at_create" not in s or not s.get("cache_blocks"):
+            continue
+        n = s["cache_blocks"]
+        cap4k = n * s["block_bytes"] / 4096
+        after = s.get("mem_after_mixed")
+        per_block = "-" if after is None else f"{after / n:.1f}"
+        per_4k = "-" if after is None else f"{after / cap4k:.1f}"
+        rows.append(f"| {s['label']} | {n:,} x {s['block_bytes'] // 1024} KiB | "
+                    f"{s['mem_at_create'] / n:.1f} | {per_block} | {per_4k} |")
+    if not rows:
+        return
+    lines.append("### Kernel memory (slab + vmalloc + per-cpu growth)\n")
+    lines.append("| system | cache blocks | bytes per block at creation | "
+                 "bytes per block after the mixed run | bytes per 4 KiB of cache after it |")
+    lines.append("|---|---:|---:|---:|---:|")
+    lines.extend(rows)
+    lines.append("")
+
+
+def seq_table(res, lines):
+    rows = []
+    for s in res["systems"].values():
+        q = s.get("seq")
+        if not q or "hot_hit_ratio_before" not in q:
+            continue
+        rows.append(f"| {s['label']} | {pct(q['hot_hit_ratio_before'])} | "
+                    f"{pct(q['hot_hit_ratio_after'])} |")
+    if rows:
+        lines.append("### Does sequential I/O evict the hot set? "
+                     "(zipf reads over the mixed set, before and after)\n")
+        lines.append("| system | hot set hit ratio before | after |")
+        lines.append("|---|---:|---:|")
+        lines.extend(rows)
+        lines.append("")
+
+
+def targets(res, lines):
+    """The issue's targets, each measured in this run."""
+    sy = res["systems"]
+
+    def m(name, w):
+        return metric(sy[name], w) if name in sy else None
+
+    def check(desc, ours, ref, factor):
+        if ours is None or ref is None:
+            lines.append(f"| {desc} | - | not measured |")
+            return
+        ok = ours >= factor * ref
+        lines.append(f"| {desc} | {ours / ref:.2f}x | {'met' if ok else 'MISSED'} |")
+
+    lines.append("### Targets\n")
+    lines.append("| target | measured | |")
+    lines.append("|---|---:|---|")
+    lin_hit = m("linear_ssd", "hit")
+    check("hit path (write-through) >= 0.95x dm-linear", m("ssdcache_wt", "hit"), lin_hit, 0.95)
+    check("hit path (write-back) >= 0.95x dm-linear", m("ssdcache_wb", "hit"), lin_hit, 0.95)
+    check("write-back 4 KiB random write >= 0.9x dm-linear",
+          m("ssdcache_wb", "write"), m("linear_ssd", "write"), 0.9)
+    check("write-through 4 KiB random write >= 0.95x raw HDD",
+          m("ssdcache_wt", "write"), m("raw_hdd", "write"), 0.95)
+    peer, _ = best_peer(sy, "mixed")
+    for o in OURS:
+        check(f"skewed mixed ({sy.get(o, {}).get('label', o)}) >= 1.2x best peer",
+              m(o, "mixed"), peer, 1.2)
+    for fs in ("ext4", "xfs"):
+        w = f"pgbench_{fs}"
+        if not any(w in s for s in sy.values()):
+            continue
+        peer, _ = best_peer(sy, w)
+        for o in OURS:
+            check(f"pgbench {fs} ({o}) >= 0.8x raw SSD", m(o, w), m("raw_ssd", w), 0.8)
+            check(f"pgbench {fs} ({o}) >= best peer", m(o, w), peer, 1.0)
+    for o in OURS:
+        for w in ("seq_read", "seq_write"):
+            check(f"{w.replace('_', ' ')} ({o}) >= 0.95x raw HDD", m(o, w), m("raw_hdd", w), 0.95)
+        q = sy.get(o, {}).get("seq", {})
+        b, a = q.get("hot_hit_ratio_before"), q.get("hot_hit_ratio_after")
+        if b is not None and a is not None:
+            lines.append(f"| hot set kept across sequential I/O ({o}) | {pct(b)} -> {pct(a)} | "
+                         f"{'met' if a >= b - 0.02 else 'MISSED'} |")
+    lines.append("")
+
+
+def plots(res, outdir):
+    """Hit ratio and IOPS over time in the mixed workload; the main
+    figures as ratios to the raw HDD."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report: no matplotlib (apt install python3-matplotlib): no plots", file=sys.stderr)
+        return []
+    made = []
+    sy = res["systems"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for s in sy.values():
+        pts = s.get("mixed", {}).get("hits_over_time")
+        if not pts:
+            continue
+        xs, ys = [], []
+        for t, h, mi in pts:
+            if h + mi:
+                xs.append(t)
+                ys.append(100 * h / (h + mi))
+        ax.plot(xs, ys, label=s["label"])
+    ax.set_xlabel("seconds since the start (the mixed set was not cached before)")
+    ax.set_ylabel("read hit ratio since start, %")
+    ax.set_title(f"Warm-up, skewed mixed workload ({res['kernel']})")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(f"{outdir}/warmup-hit-ratio.png", dpi=100)
+    plt.close(fig)
+    made.append("warmup-hit-ratio.png")
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for s in sy.values():
+        pts = s.get("mixed", {}).get("iops_over_time")
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=s["label"])
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds since the start (the mixed set was not cached before)")
+    ax.set_ylabel("IOPS (read + write), log scale")
+    ax.set_title(f"Skewed mixed workload, IOPS per second ({res['kernel']})")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(f"{outdir}/mixed-iops.png", dpi=100)
+    plt.close(fig)
+    made.append("mixed-iops.png")
+
+    ws = [w for w, _, _ in WORKLOADS] + [f"pgbench_{fs}" for fs in ("ext4", "xfs")]
+    ws = [w for w in ws if any(metric(s, w) is not None for s in sy.values())]
+    hdd = sy.get("raw_hdd", {})
+    names = [n for n in sy if n != "raw_hdd"]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / max(len(names), 1)
+    for i, n in enumerate(names):
+        vals = []
+        for w in ws:
+            a, b = metric(sy[n], w), metric(hdd, w)
+            vals.append(a / b if a is not None and b else 0)
+        ax.bar([j + i * width for j in range(len(ws))], vals, width, label=sy[n]["label"])
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(ws))])
+    ax.set_xticklabels(ws)
+    ax.set_yscale("log")
+    ax.set_ylabel("x raw HDD (log scale)")
+    ax.set_title(f"Each workload against the raw HDD model ({res['kernel']})")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize="small", ncol=2)
+    fig.tight_layout()
+    fig.savefig(f"{outdir}/ratios.png", dpi=100)
+    plt.close(fig)
+    made.append("ratios.png")
+    return made
+
+
+def main():
+    outdir = sys.argv[1]
+    with open(f"{outdir}/results.json") as f:
+        res = json.load(f)
+    lines = [f"## ssdcache bench: kernel {res['kernel']}, {res['cpus']} vCPUs under TCG, "
+             f"{res['secs']} s per measured run\n"]
+    lines.append(f"Devices: null_blk HDD model {res['devices']['hdd']['mb']} MiB (queue depth 1, "
+                 f"4 ms per I/O); SSD model (queue depth 64, 60 us per I/O): "
+                 f"{res['devices']['ssd']['mb']} MiB as every cache's device, "
+                 f"{res['devices']['ssdbig']['mb']} MiB as the raw SSD.\n")
+    failed = [f"{s['label']}: {s['error']}" for s in res["systems"].values() if "error" in s]
+    if failed:
+        lines.append("**Failed:** " + "; ".join(failed) + "\n")
+    for w, title, unit in WORKLOADS:
+        table(res, w, title, unit, lines)
+    for fs in ("ext4", "xfs"):
+        pg_table(res, fs, lines)
+    seq_table(res, lines)
+    memory_table(res, lines)
+    targets(res, lines)
+    made = plots(res, outdir)
+    if made:
+        lines.append("Plots: " + ", ".join(made) + "\n")
+    with open(f"{outdir}/results.md", "w") as f:
+        f.write("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

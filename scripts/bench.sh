@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make bench [BENCH_SECS=20] [SSDCACHE_KERNELS="k1 k2"]: the benchmarks
+# (bench/guest.py) in one VM per kernel, one VM at a time: the raw HDD
+# and SSD models, dm-linear, ssdcache, dm-cache, dm-writecache and bcache
+# on the same simulated devices in the same boot. Results per kernel in
+# build/bench/<kernel>/: results.json, results.md (bench/report.py), PNG
+# plots, and the guest's output.log.
+#
+# BENCH_SYSTEMS, BENCH_WORKLOADS, BENCH_FS and BENCH_PG_SCALE pass through
+# (see bench/guest.py).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+secs=${BENCH_SECS:-20}
+kernels=${SSDCACHE_KERNELS:-$(scripts/kernels.sh)}
+res=${BENCH_OUT:-$top/build/bench}
+mkdir -p "$res"
+make -s tool || exit 1
+rc=0
+for k in $kernels; do
+	scripts/build-module.sh "$k" >/dev/null || { echo "bench: $k: build failed"; rc=1; continue; }
+	rm -rf "${res:?}/$k"
+	echo "bench: $k: booting under TCG, ${secs} s per measured run (about $((secs * 100 / 60 + 10)) minutes)"
+	scripts/vm-run -k "$k" -m 6G -t $((secs * 400 + 1800)) -o "$res/$k" -- \
+		env BENCH_SECS="$secs" BENCH_SYSTEMS="${BENCH_SYSTEMS:-}" \
+		BENCH_WORKLOADS="${BENCH_WORKLOADS:-hit write mixed seq pgbench}" \
+		BENCH_FS="${BENCH_FS:-ext4}" BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" \
+		/usr/bin/python3 bench/guest.py "$res/$k" 2>&1 | tee "$res/$k.out"
+	r=${PIPESTATUS[0]}
+	echo "bench: $k: harness $(cat "$res/$k/harness" 2>/dev/null || echo unfinished), exit $r"
+	if [ -f "$res/$k/results.json" ]; then
+		/usr/bin/python3 bench/report.py "$res/$k" || rc=1
+	else
+		tail -n 30 "$res/$k.out"
+	fi
+	[ "$r" = 0 ] || rc=1
+done
+exit $rc
