@@ -39,7 +39,7 @@ PGBIN = "/usr/lib/postgresql/15/bin"
 ORIGIN_MB = 1024
 CACHE_MB = 144          # the cache device every caching system gets
 CACHE_DATA_MB = 128     # its nominal data capacity (sizes the working sets)
-GOLDEN_MB = 576         # the pgbench database image
+GOLDEN_MB = 960         # the pgbench database image (room for pgbench -i's sorts)
 PG_MEMORY = "96M"       # memory cgroup limit for PostgreSQL and pgbench
 
 # Working sets, as regions of the origin, so that one workload's data does
