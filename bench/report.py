@@ -38,7 +38,7 @@ def metric(sysres, w):
 WORKLOADS = [
     ("hit", "Hit path: 4 KiB random reads, QD16, cached set", "IOPS"),
     ("write", "4 KiB random writes, QD16, set < cache", "IOPS"),
-    ("mixed", "Skewed mixed 90/10, zipf 1.2, QD8 x2, set 3x cache, from cold", "IOPS"),
+    ("mixed", "Skewed mixed 90/10, zipf 1.2, QD8 x2, set 3x cache, uncached at the start", "IOPS"),
     ("seq_read", "Sequential 1 MiB reads, 4x cache", "MiB/s"),
     ("seq_write", "Sequential 1 MiB writes, 4x cache", "MiB/s"),
 ]
@@ -274,6 +274,44 @@ def plots(res, outdir):
     return made
 
 
+def md_to_rst(lines, level="~"):
+    """The Markdown report as reStructuredText (csv-table directives), for
+    Documentation/performance.rst."""
+    out = []
+    table = []
+
+    def cells(row):
+        return [c.strip().replace("**", "") for c in row.strip().strip("|").split("|")]
+
+    def flush():
+        if not table:
+            return
+        head, rows = cells(table[0]), [cells(r) for r in table[2:]]
+        out.append(".. csv-table::")
+        out.append("   :header: " + ", ".join(f'"{h}"' for h in head))
+        out.append("")
+        for r in rows:
+            out.append("   " + ", ".join('"' + c.replace('"', "'") + '"' for c in r))
+        out.append("")
+        table.clear()
+
+    for line in lines:
+        for part in line.split("\n"):
+            if part.startswith("|"):
+                table.append(part)
+                continue
+            flush()
+            if part.startswith("## "):
+                continue
+            if part.startswith("### "):
+                title = part[4:]
+                out += [title, level * len(title), ""]
+            else:
+                out.append(part.replace("`", "``") if part.strip() else "")
+    flush()
+    return "\n".join(out) + "\n"
+
+
 def main():
     outdir = sys.argv[1]
     with open(f"{outdir}/results.json") as f:
@@ -299,6 +337,8 @@ def main():
         lines.append("Plots: " + ", ".join(made) + "\n")
     with open(f"{outdir}/results.md", "w") as f:
         f.write("\n".join(lines))
+    with open(f"{outdir}/results.rst", "w") as f:
+        f.write(md_to_rst(lines))
     print("\n".join(lines))
 
 
