@@ -14,7 +14,7 @@ Environment:
   BENCH_SYSTEMS   the systems to run, by name (default: all)
   BENCH_WORKLOADS the workloads: hit write mixed seq pgbench (default: all)
   BENCH_FS        filesystems for pgbench (default "ext4"; "ext4 xfs")
-  BENCH_PG_SCALE  pgbench scale (default 20, about 310 MiB)
+  BENCH_PG_SCALE  pgbench scale (default 20: a 546 MiB data directory)
 """
 
 import json
