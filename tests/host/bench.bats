@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# bench/report.py: ratios and targets from a results.json (bench/guest.py's
+# format), so that a wrong sum or a swapped reference cannot hide in the
+# tables of Documentation/performance.rst.
+
+TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+
+# A results.json with round figures: each system's IOPS are FACTOR times
+# the raw HDD's 100.
+fake_results() {
+	/usr/bin/python3 - "$1" <<'PY'
+import json, sys
+systems = {}
+for name, label, cache, f in [
+        ("raw_hdd", "raw HDD", False, 1), ("raw_ssd", "raw SSD", False, 50),
+        ("linear_ssd", "dm-linear on SSD", False, 40),
+        ("ssdcache_wt", "ssdcache write-through", True, 39),
+        ("ssdcache_wb", "ssdcache write-back", True, 30),
+        ("dm_cache", "dm-cache (smq)", True, 10),
+        ("dm_writecache", "dm-writecache", True, 20),
+        ("bcache", "bcache", True, 25)]:
+    r = lambda d: {d: {"iops": 100 * f, "mib_s": f, "lat_mean_us": 1, "lat_p99_us": 1}}
+    s = {"label": label, "cache_blocks": 1000 if cache else 0, "block_bytes": 4096,
+         "hit": dict(r("read"), hit_ratio=1.0 if cache else None),
+         "write": r("write"),
+         "mixed": dict(r("read"), hit_ratio=0.5 if cache else None,
+                       iops_over_time=[[1, f], [2, f]]),
+         "seq": {"read": {"mib_s": 20.0}, "write": {"mib_s": 20.0}},
+         "pgbench_ext4": {"tps": float(f), "latency_ms": 1.0}}
+    if cache:
+        s["mixed"]["hits_over_time"] = [[0.0, 0, 0], [1.0, 5, 5]]
+        s["mem_at_create"] = 20000
+        s["mem_after_mixed"] = 24000
+        s["seq"].update(hot_hit_ratio_before=0.9, hot_hit_ratio_after=0.5)
+    systems[name] = s
+json.dump({"kernel": "test", "secs": 1, "cpus": 2,
+           "devices": {"hdd": {"mb": 1}, "ssd": {"mb": 1}, "ssdbig": {"mb": 1}},
+           "pgbench": {"scale": 1, "db_mb": {"ext4": 1}, "memory_limit": "1M", "clients": 1},
+           "systems": systems}, open(sys.argv[1] + "/results.json", "w"))
+PY
+}
+
+@test "bench report: ratios, best peer and targets from a results.json" {
+	d=$BATS_TEST_TMPDIR
+	fake_results "$d"
+	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	md=$d/results.md
+	# Hit path: 3900 IOPS, 39x the HDD, 0.78x the SSD, 0.97x dm-linear,
+	# 1.56x the best peer (bcache, 2500).
+	grep -F '| ssdcache write-through | 3,900 | 39.00x | 0.78x | 0.97x | 1.56x | 100.0% |' "$md"
+	grep -F 'x best peer (bcache)' "$md"
+	grep -F '| hit path (write-through) >= 0.95x dm-linear | 0.97x | met |' "$md"
+	grep -F '| hit path (write-back) >= 0.95x dm-linear | 0.75x | MISSED |' "$md"
+	grep -F '| write-through 4 KiB random write >= 0.95x raw HDD | 39.00x | met |' "$md"
+	grep -F '| hot set kept across sequential I/O (ssdcache_wt) | 90.0% -> 50.0% | MISSED |' "$md"
+	# 20000 bytes over 1000 blocks, 24000 after the mixed run.
+	grep -F '| ssdcache write-back | 1,000 x 4 KiB | 20.0 | 24.0 | 24.0 |' "$md"
+	for p in warmup-hit-ratio mixed-iops ratios; do
+		[ -s "$d/$p.png" ] || { echo "no $p.png"; false; }
+	done
+	grep -F '.. csv-table::' "$d/results.rst"
+}
+
+@test "bench report: a system that failed is named, the rest still reported" {
+	d=$BATS_TEST_TMPDIR
+	fake_results "$d"
+	/usr/bin/python3 - "$d/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["systems"]["bcache"] = {"label": "bcache", "error": "bcache: the cache device did not attach"}
+json.dump(r, open(sys.argv[1], "w"))
+PY
+	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -F '**Failed:** bcache: bcache: the cache device did not attach' "$d/results.md"
+	grep -F 'x best peer (dm-writecache)' "$d/results.md"
+}
