@@ -32,6 +32,7 @@ PG_SCALE = int(os.environ.get("BENCH_PG_SCALE", "20"))
 FILESYSTEMS = os.environ.get("BENCH_FS", "ext4").split()
 WORKLOADS = os.environ.get("BENCH_WORKLOADS", "hit write mixed seq pgbench").split()
 CFS = "/sys/kernel/config/nullb"
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PGBIN = "/usr/lib/postgresql/15/bin"
 
 # Device sizes (MiB).  The origin and the raw SSD model have the same
@@ -48,13 +49,6 @@ HIT_SET = (0, 64)       # half the cache: fully cached after the warm-up
 WRITE_SET = (64, 32)    # a quarter of the cache
 MIXED_SET = (128, 3 * CACHE_DATA_MB)    # three times the cache
 SEQ_SET = (512, 512)    # four times the cache
-
-MODELS = {
-    "hdd": {"irqmode": 2, "completion_nsec": 4000000, "hw_queue_depth": 1,
-            "submit_queues": 1},
-    "ssd": {"irqmode": 2, "completion_nsec": 60000, "hw_queue_depth": 64},
-    "fast": {"irqmode": 0, "hw_queue_depth": 64},
-}
 
 
 def log(msg):
@@ -97,17 +91,23 @@ def sectors(dev):
     return int(run(["blockdev", "--getsz", dev]))
 
 
-def zero(dev, mb, offset_mb=0):
+def zero(dev, mb):
     run(["dd", "if=/dev/zero", f"of={dev}", "bs=1M", f"count={mb}",
-         f"seek={offset_mb}", "oflag=direct", "status=none"])
+         "oflag=direct", "status=none"])
 
 
 # ---- null_blk devices ------------------------------------------------
 
 def nullb_set_model(name, model):
-    d = f"{CFS}/{name}"
-    for k, v in MODELS[model].items():
-        put(f"{d}/{k}", v)
+    """The test suites' models (tests/lib/devices.bash, nullb_model)."""
+    run(["bash", "-c", 'source "$1" && nullb_model "$2" "$3"', "bash",
+         f"{TOP}/tests/lib/devices.bash", f"{CFS}/{name}", model])
+
+
+def nullb_model_params(name):
+    """What a null_blk disk's model set, read back from configfs."""
+    return {k: int(get(f"{CFS}/{name}/{k}"))
+            for k in ("irqmode", "completion_nsec", "hw_queue_depth")}
 
 
 def nullb_create(name, mb, model):
@@ -202,7 +202,8 @@ class System:
         """Back to the system's defaults."""
 
     def warm_mode(self, on):
-        """Let the warm-up's sequential passes fill the cache."""
+        """Let the warm-up's sequential passes fill the cache (beyond what
+        random_mode() already does)."""
 
     def extra(self):
         return {}
@@ -225,18 +226,33 @@ class RawSsd(System):
         self.dev = self.devs["ssdbig"]
 
 
-class LinearSsd(System):
+class DmSystem(System):
+    """A stack of device-mapper devices, dm_names[0] on top."""
+    dm_names = ()
+
+    def status(self):
+        return dm_status(self.dm_names[0])
+
+    def destroy(self):
+        for n in self.dm_names:
+            dm_remove(n)
+
+    def extra(self):
+        return {"status": " ".join(self.status()[3:])}
+
+
+class LinearSsd(DmSystem):
     name, label, caches = "linear_ssd", "dm-linear on SSD", False
+    dm_names = ("bench_lin",)
 
     def create(self):
         d = self.devs["ssdbig"]
         self.dev = dm_create("bench_lin", f"0 {sectors(d)} linear {d} 0")
 
-    def destroy(self):
-        dm_remove("bench_lin")
 
+class Ssdcache(DmSystem):
+    dm_names = ("bench_ssdc",)
 
-class Ssdcache(System):
     def __init__(self, devs, mode):
         super().__init__(devs)
         self.mode = mode
@@ -248,28 +264,22 @@ class Ssdcache(System):
         zero(ssd, 4)
         self.dev = dm_create("bench_ssdc",
                              f"0 {sectors(hdd)} ssdcache {hdd} {ssd} {self.mode} 1 format")
-        st = dm_status("bench_ssdc")
+        st = self.status()
         self.block_bytes = int(st[5])
         self.cache_blocks = int(st[6].split("/")[1])
 
-    def destroy(self):
-        dm_remove("bench_ssdc")
-
     def read_stats(self):
-        st = dm_status("bench_ssdc")
+        st = self.status()
         return int(st[8]), int(st[9])
 
     def warm_mode(self, on):
         cutoff = 0 if on else 4194304
         run(["dmsetup", "message", "bench_ssdc", "0", "sequential_cutoff", str(cutoff)])
 
-    def extra(self):
-        st = dm_status("bench_ssdc")
-        return {"status": " ".join(st[3:])}
 
-
-class DmCache(System):
+class DmCache(DmSystem):
     name, label = "dm_cache", "dm-cache (smq)"
+    dm_names = ("bench_dmc", "bench_dmc_data", "bench_dmc_meta")
     META_MB = 16
 
     def create(self):
@@ -281,44 +291,30 @@ class DmCache(System):
         # 64 sectors (32 KiB): dm-cache's smallest block.
         self.dev = dm_create("bench_dmc",
                              f"0 {sectors(hdd)} cache {m} {c} {hdd} 64 1 writeback smq 0")
-        st = dm_status("bench_dmc")
         self.block_bytes = 64 * 512
-        self.cache_blocks = int(st[6].split("/")[1])
-
-    def destroy(self):
-        for n in ("bench_dmc", "bench_dmc_data", "bench_dmc_meta"):
-            dm_remove(n)
+        self.cache_blocks = int(self.status()[6].split("/")[1])
 
     def read_stats(self):
-        st = dm_status("bench_dmc")
+        st = self.status()
         return int(st[7]), int(st[8])
 
-    def extra(self):
-        return {"status": " ".join(dm_status("bench_dmc")[3:])}
 
-
-class DmWritecache(System):
+class DmWritecache(DmSystem):
     name, label = "dm_writecache", "dm-writecache"
+    dm_names = ("bench_dwc",)
 
     def create(self):
         hdd, ssd = self.devs["hdd"], self.devs["ssd"]
         zero(ssd, 4)
         self.dev = dm_create("bench_dwc",
                              f"0 {sectors(hdd)} writecache s {hdd} {ssd} 4096 0")
-        st = dm_status("bench_dwc")
         self.block_bytes = 4096
-        self.cache_blocks = int(st[4])
-
-    def destroy(self):
-        dm_remove("bench_dwc")
+        self.cache_blocks = int(self.status()[4])
 
     def read_stats(self):
-        st = dm_status("bench_dwc")
+        st = self.status()
         reads, hits = int(st[7]), int(st[8])
         return hits, reads - hits
-
-    def extra(self):
-        return {"status": " ".join(dm_status("bench_dwc")[3:])}
 
 
 class Bcache(System):
@@ -326,6 +322,10 @@ class Bcache(System):
 
     def sysfs(self, f):
         return f"/sys/block/{os.path.basename(self.dev)}/bcache/{f}"
+
+    @staticmethod
+    def cache_sets():
+        return [n for n in os.listdir("/sys/fs/bcache") if re.match(r"^[0-9a-f-]{36}$", n)]
 
     def create(self):
         hdd, ssd = self.devs["hdd"], self.devs["ssd"]
@@ -362,12 +362,10 @@ class Bcache(System):
         if self.dev is None:
             return
         put(self.sysfs("stop"), 1)
-        for cset in os.listdir("/sys/fs/bcache"):
-            if re.match(r"^[0-9a-f-]{36}$", cset):
-                put(f"/sys/fs/bcache/{cset}/stop", 1)
+        for cset in self.cache_sets():
+            put(f"/sys/fs/bcache/{cset}/stop", 1)
         for _ in range(400):
-            if not [n for n in os.listdir("/sys/fs/bcache") if "-" in n] and \
-                    not os.path.exists(self.dev):
+            if not self.cache_sets() and not os.path.exists(self.dev):
                 break
             time.sleep(0.05)
         else:
@@ -387,9 +385,6 @@ class Bcache(System):
 
     def default_mode(self):
         put(self.sysfs("sequential_cutoff"), 4 * MiB)
-
-    def warm_mode(self, on):
-        put(self.sysfs("sequential_cutoff"), 0 if on else 4 * MiB)
 
 
 def all_systems(devs):
@@ -474,6 +469,7 @@ def hit_ratio(before, after):
 
 def w_hit(s):
     """1. 4 KiB random reads, queue depth 16, on a fully cached set."""
+    s.random_mode()
     if s.caches:
         s.warm_mode(True)
         # A write pass (dm-writecache caches only what is written), two
@@ -482,7 +478,6 @@ def w_hit(s):
         for _ in range(2):
             fio(s.dev, "warm_r", HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
         s.warm_mode(False)
-        s.random_mode()
         fio(s.dev, "warm_rand", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"],
             secs=SECS)
     before = read_settled(s)
@@ -581,10 +576,6 @@ def cgroup_setup():
     put("/sys/fs/cgroup/cgroup.subtree_control", "+memory")
     os.makedirs(CGROUP, exist_ok=True)
     put(f"{CGROUP}/memory.max", PG_MEMORY)
-
-
-def in_cgroup():
-    put(f"{CGROUP}/cgroup.procs", os.getpid())
 
 
 def pg_start(limited=False):
@@ -690,19 +681,17 @@ def main():
         "kernel": os.uname().release,
         "secs": SECS,
         "cpus": os.cpu_count(),
-        "devices": {
-            "hdd": {"mb": ORIGIN_MB, "model": MODELS["hdd"]},
-            "ssd": {"mb": CACHE_MB, "model": MODELS["ssd"]},
-            "ssdbig": {"mb": ORIGIN_MB, "model": MODELS["ssd"]},
-        },
+        "devices": {},
         "sets_mb": {"hit": HIT_SET, "write": WRITE_SET, "mixed": MIXED_SET, "seq": SEQ_SET},
         "pgbench": {"scale": PG_SCALE, "memory_limit": PG_MEMORY, "clients": 4},
         "systems": {},
     }
     log("creating the devices (HDD and SSD models, written once in full)")
-    devs = {"hdd": nullb_create("bench_hdd", ORIGIN_MB, "hdd"),
-            "ssd": nullb_create("bench_ssd", CACHE_MB, "ssd"),
-            "ssdbig": nullb_create("bench_ssdbig", ORIGIN_MB, "ssd")}
+    devs = {}
+    for key, mb, model in (("hdd", ORIGIN_MB, "hdd"), ("ssd", CACHE_MB, "ssd"),
+                           ("ssdbig", ORIGIN_MB, "ssd")):
+        devs[key] = nullb_create(f"bench_{key}", mb, model)
+        results["devices"][key] = {"mb": mb, "model": nullb_model_params(f"bench_{key}")}
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
     goldens = {}
     if "pgbench" in WORKLOADS:
@@ -710,7 +699,6 @@ def main():
         for fs in FILESYSTEMS:
             goldens[fs] = golden_image(fs)
         results["pgbench"]["db_mb"] = {fs: g[1] for fs, g in goldens.items()}
-        in_cgroup()
     rc = 0
     for s in systems:
         res = results["systems"].setdefault(s.name, {"label": s.label})
@@ -753,8 +741,7 @@ def main():
                 pass
         with open(f"{OUT}/results.json", "w") as f:
             json.dump(results, f, indent=1)
-    for name in ["bench_hdd", "bench_ssd", "bench_ssdbig"] + \
-            [f"bench_gold_{fs}" for fs in goldens]:
+    for name in [f"bench_{key}" for key in devs] + [f"bench_gold_{fs}" for fs in goldens]:
         nullb_remove(name)
     return rc
 

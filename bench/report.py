@@ -8,18 +8,15 @@ peer, and the issue's targets met or missed) and PNG plots.
 """
 
 import json
-import os
 import sys
 
 OURS = ("ssdcache_wt", "ssdcache_wb")
 PEERS = ("dm_cache", "dm_writecache", "bcache")
 
 
-def iops(r, d=None):
+def iops(r):
     if not r:
         return None
-    if d:
-        return r.get(d, {}).get("iops")
     return sum(r[k]["iops"] for k in ("read", "write") if k in r)
 
 
@@ -44,11 +41,9 @@ WORKLOADS = [
 ]
 
 
-def fmt(v, digits=0):
+def fmt(v):
     if v is None:
         return "-"
-    if isinstance(v, float) and digits:
-        return f"{v:.{digits}f}"
     return f"{v:,.0f}" if v >= 100 else f"{v:.1f}"
 
 
@@ -63,20 +58,20 @@ def pct(v):
 
 
 def best_peer(systems, w):
-    vals = [(metric(systems[p], w), p) for p in PEERS if p in systems]
+    """(its figure, its label) for the best of the peers on workload W."""
+    vals = [(metric(systems[p], w), systems[p]["label"]) for p in PEERS if p in systems]
     vals = [v for v in vals if v[0] is not None]
-    return max(vals) if vals else (None, None)
+    return max(vals) if vals else (None, "-")
 
 
 def table(res, w, title, unit, lines):
     systems = res["systems"]
     if all(metric(s, w) is None for s in systems.values()):
         return
-    ref = {k: metric(systems.get(k, {}), w) if k in systems else None
-           for k in ("raw_hdd", "raw_ssd", "linear_ssd")}
+    ref = {k: metric(systems.get(k, {}), w) for k in ("raw_hdd", "raw_ssd", "linear_ssd")}
     peer_v, peer = best_peer(systems, w)
     lines.append(f"### {title}\n")
-    lines.append(f"| system | {unit} | x raw HDD | x raw SSD | x dm-linear | x best peer ({systems[peer]['label'] if peer else '-'}) | read hit ratio |")
+    lines.append(f"| system | {unit} | x raw HDD | x raw SSD | x dm-linear | x best peer ({peer}) | read hit ratio |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
     for s in systems.values():
         v = metric(s, w)
@@ -101,7 +96,7 @@ def pg_table(res, fs, lines):
     lines.append(f"### PostgreSQL pgbench on {fs} (scale {pg.get('scale')}, "
                  f"{pg.get('db_mb', {}).get(fs, '?')} MiB database, {pg.get('clients')} clients, "
                  f"memory limit {pg.get('memory_limit')})\n")
-    lines.append(f"| system | TPS | latency ms | x raw HDD | x raw SSD | x best peer ({systems[peer]['label'] if peer else '-'}) | read hit ratio |")
+    lines.append(f"| system | TPS | latency ms | x raw HDD | x raw SSD | x best peer ({peer}) | read hit ratio |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
     for s in systems.values():
         r = s.get(w)
@@ -211,6 +206,19 @@ def plots(res, outdir):
         return []
     made = []
     sy = res["systems"]
+
+    def save(fig, ax, name, title, ylabel, xlabel, grid="both", **legend):
+        ax.set_title(f"{title} ({res['kernel']})")
+        ax.set_ylabel(ylabel)
+        ax.set_xlabel(xlabel)
+        ax.grid(True, axis=grid, alpha=0.3)
+        ax.legend(**legend)
+        fig.tight_layout()
+        fig.savefig(f"{outdir}/{name}.png", dpi=100)
+        plt.close(fig)
+        made.append(f"{name}.png")
+
+    since = "seconds since the start (the mixed set was not cached before)"
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for s in sy.values():
         pts = s.get("mixed", {}).get("hits_over_time")
@@ -222,15 +230,8 @@ def plots(res, outdir):
                 xs.append(t)
                 ys.append(100 * h / (h + mi))
         ax.plot(xs, ys, label=s["label"])
-    ax.set_xlabel("seconds since the start (the mixed set was not cached before)")
-    ax.set_ylabel("read hit ratio since start, %")
-    ax.set_title(f"Warm-up, skewed mixed workload ({res['kernel']})")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(f"{outdir}/warmup-hit-ratio.png", dpi=100)
-    plt.close(fig)
-    made.append("warmup-hit-ratio.png")
+    save(fig, ax, "warmup-hit-ratio", "Warm-up, skewed mixed workload",
+         "read hit ratio since start, %", since)
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for s in sy.values():
@@ -238,15 +239,8 @@ def plots(res, outdir):
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=s["label"])
     ax.set_yscale("log")
-    ax.set_xlabel("seconds since the start (the mixed set was not cached before)")
-    ax.set_ylabel("IOPS (read + write), log scale")
-    ax.set_title(f"Skewed mixed workload, IOPS per second ({res['kernel']})")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(f"{outdir}/mixed-iops.png", dpi=100)
-    plt.close(fig)
-    made.append("mixed-iops.png")
+    save(fig, ax, "mixed-iops", "Skewed mixed workload, IOPS per second",
+         "IOPS (read + write), log scale", since, fontsize="small")
 
     ws = [w for w, _, _ in WORKLOADS] + [f"pgbench_{fs}" for fs in ("ext4", "xfs")]
     ws = [w for w in ws if any(metric(s, w) is not None for s in sy.values())]
@@ -263,18 +257,12 @@ def plots(res, outdir):
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(ws))])
     ax.set_xticklabels(ws)
     ax.set_yscale("log")
-    ax.set_ylabel("x raw HDD (log scale)")
-    ax.set_title(f"Each workload against the raw HDD model ({res['kernel']})")
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="small", ncol=2)
-    fig.tight_layout()
-    fig.savefig(f"{outdir}/ratios.png", dpi=100)
-    plt.close(fig)
-    made.append("ratios.png")
+    save(fig, ax, "ratios", "Each workload against the raw HDD model",
+         "x raw HDD (log scale)", "", grid="y", fontsize="small", ncol=2)
     return made
 
 
-def md_to_rst(lines, level="~"):
+def md_to_rst(lines):
     """The Markdown report as reStructuredText (csv-table directives), for
     Documentation/performance.rst."""
     out = []
@@ -305,11 +293,19 @@ def md_to_rst(lines, level="~"):
                 continue
             if part.startswith("### "):
                 title = part[4:]
-                out += [title, level * len(title), ""]
+                out += [title, "~" * len(title), ""]
             else:
                 out.append(part.replace("`", "``") if part.strip() else "")
     flush()
     return "\n".join(out) + "\n"
+
+
+def model(dev):
+    """A null_blk model's queue depth and time per request, as configured."""
+    m = dev["model"]
+    ns = m["completion_nsec"]
+    t = f"{ns / 1e6:g} ms" if ns >= 1000000 else f"{ns / 1000:g} us"
+    return f"queue depth {m['hw_queue_depth']}, {t} per request"
 
 
 def main():
@@ -318,10 +314,10 @@ def main():
         res = json.load(f)
     lines = [f"## ssdcache bench: kernel {res['kernel']}, {res['cpus']} vCPUs under TCG, "
              f"{res['secs']} s per measured run\n"]
-    lines.append(f"Devices: null_blk HDD model {res['devices']['hdd']['mb']} MiB (queue depth 1, "
-                 f"4 ms per I/O); SSD model (queue depth 64, 60 us per I/O): "
-                 f"{res['devices']['ssd']['mb']} MiB as every cache's device, "
-                 f"{res['devices']['ssdbig']['mb']} MiB as the raw SSD.\n")
+    dv = res["devices"]
+    lines.append(f"Devices: null_blk HDD model {dv['hdd']['mb']} MiB ({model(dv['hdd'])}); "
+                 f"SSD model ({model(dv['ssd'])}): {dv['ssd']['mb']} MiB as every cache's "
+                 f"device, {dv['ssdbig']['mb']} MiB as the raw SSD.\n")
     failed = [f"{s['label']}: {s['error']}" for s in res["systems"].values() if "error" in s]
     if failed:
         lines.append("**Failed:** " + "; ".join(failed) + "\n")

@@ -34,7 +34,10 @@ for name, label, cache, f in [
         s["seq"].update(hot_hit_ratio_before=0.9, hot_hit_ratio_after=0.5)
     systems[name] = s
 json.dump({"kernel": "test", "secs": 1, "cpus": 2,
-           "devices": {"hdd": {"mb": 1}, "ssd": {"mb": 1}, "ssdbig": {"mb": 1}},
+           "devices": {k: {"mb": 1, "model": {"irqmode": 2, "completion_nsec": ns,
+                                              "hw_queue_depth": qd}}
+                       for k, ns, qd in [("hdd", 4000000, 1), ("ssd", 60000, 64),
+                                         ("ssdbig", 60000, 64)]},
            "pgbench": {"scale": 1, "db_mb": {"ext4": 1}, "memory_limit": "1M", "clients": 1},
            "systems": systems}, open(sys.argv[1] + "/results.json", "w"))
 PY
@@ -56,6 +59,8 @@ PY
 	grep -F '| hot set kept across sequential I/O (ssdcache_wt) | 90.0% -> 50.0% | MISSED |' "$md"
 	# 20000 bytes over 1000 blocks, 24000 after the mixed run.
 	grep -F '| ssdcache write-back | 1,000 x 4 KiB | 20.0 | 24.0 | 24.0 |' "$md"
+	# The models as results.json records them.
+	grep -F 'HDD model 1 MiB (queue depth 1, 4 ms per request); SSD model (queue depth 64, 60 us per request)' "$md"
 	for p in warmup-hit-ratio mixed-iops ratios; do
 		[ -s "$d/$p.png" ] || { echo "no $p.png"; false; }
 	done

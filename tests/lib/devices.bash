@@ -37,6 +37,20 @@ wait_for_dev() {
 	return 1
 }
 
+# nullb_model DIR MODEL: writes a model's parameters into a powered-off
+# null_blk's configfs directory (make bench uses it too).
+nullb_model() {
+	local d=$1
+	case $2 in
+	hdd) echo 2 >"$d/irqmode"; echo 4000000 >"$d/completion_nsec"
+	     echo 1 >"$d/hw_queue_depth"; echo 1 >"$d/submit_queues" ;;
+	ssd) echo 2 >"$d/irqmode"; echo 60000 >"$d/completion_nsec"
+	     echo 64 >"$d/hw_queue_depth" ;;
+	fast) echo 0 >"$d/irqmode"; echo 64 >"$d/hw_queue_depth" ;;
+	*) echo "nullb_model: unknown model '$2' (hdd, ssd, fast)" >&2; return 1 ;;
+	esac
+}
+
 # nullb_create NAME SIZE_MB MODEL [CACHE_MB] [BLOCKSIZE] -> prints /dev/NAME
 nullb_create() {
 	local name=$1 size=$2 model=$3 cache=${4:-0} bs=${5:-512}
@@ -47,14 +61,7 @@ nullb_create() {
 	echo "$size" >"$d/size"
 	echo "$bs" >"$d/blocksize"
 	echo 1 >"$d/memory_backed"
-	case $model in
-	hdd) echo 2 >"$d/irqmode"; echo 4000000 >"$d/completion_nsec"
-	     echo 1 >"$d/hw_queue_depth"; echo 1 >"$d/submit_queues" ;;
-	ssd) echo 2 >"$d/irqmode"; echo 60000 >"$d/completion_nsec"
-	     echo 64 >"$d/hw_queue_depth" ;;
-	fast) echo 0 >"$d/irqmode"; echo 64 >"$d/hw_queue_depth" ;;
-	*) echo "nullb_create: unknown model '$model' (hdd, ssd, fast)" >&2; return 1 ;;
-	esac
+	nullb_model "$d" "$model" || return 1
 	if [ "$cache" != 0 ]; then
 		echo "$cache" >"$d/cache_size"
 		# One request at a time: null_blk's cache code (6.1) can livelock
