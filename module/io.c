@@ -32,7 +32,7 @@
 
 #include "ssdcache.h"
 
-/* Writes that span blocks (set = SSDC_NO_SET) are counted globally. */
+/* A write of more than one block (a range write) has set = SSDC_NO_SET. */
 #define SSDC_NO_SET	U32_MAX
 
 struct ssdc_fill {
@@ -42,7 +42,6 @@ struct ssdc_fill {
 	u64 slot;
 	u32 set;
 	u32 wgen;
-	u32 gwgen;
 	unsigned int nr_pages;
 	struct page *pages[];
 };
@@ -55,30 +54,46 @@ static void remap_origin(struct ssdcache *sc, struct bio *bio)
 		ssdc_pb(bio)->origin_write = 1;
 }
 
-/* Start/end of a write: fills of blocks it may cover must not install. */
-static void write_begin(struct ssdcache *sc, u32 set)
+/*
+ * A write to the origin counts in the set of every block it may cover
+ * while it runs, and bumps the set's wgen when it starts and ends: a fill
+ * of a block of that set neither starts then nor installs data read
+ * before (the data may be stale).
+ */
+static void set_writes(struct ssdcache *sc, u32 set, int delta)
 {
+	struct ssdc_set *st = &sc->sets[set];
 	unsigned long flags;
 
-	if (set == SSDC_NO_SET) {
-		atomic_inc(&sc->gwrites_inflight);
-		atomic_inc(&sc->gwgen);
-		return;
-	}
-	spin_lock_irqsave(&sc->sets[set].lock, flags);
-	sc->sets[set].writes_inflight++;
-	sc->sets[set].wgen++;
-	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	spin_lock_irqsave(&st->lock, flags);
+	st->writes_inflight += delta;
+	st->wgen++;
+	spin_unlock_irqrestore(&st->lock, flags);
 }
 
+/* The same for origin blocks [first, last]: once per set if they span all. */
+static void range_writes(struct ssdcache *sc, u64 first, u64 last, int delta)
+{
+	u64 b;
+	u32 set;
+
+	if (last - first + 1 >= sc->nr_sets) {
+		for (set = 0; set < sc->nr_sets; set++)
+			set_writes(sc, set, delta);
+		return;
+	}
+	for (b = first; b <= last; b++)
+		set_writes(sc, ssdc_set_of(sc, b), delta);
+}
+
+/* The end of a write; a write-through copy it installed becomes valid. */
 static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
 {
 	struct ssdc_set *st;
 	unsigned long flags;
 
 	if (pb->set == SSDC_NO_SET) {
-		atomic_inc(&sc->gwgen);
-		atomic_dec(&sc->gwrites_inflight);
+		range_writes(sc, pb->oblock, pb->last, -1);
 		return;
 	}
 	st = &sc->sets[pb->set];
@@ -407,7 +422,7 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	pb->kind = SSDC_BIO_WRITE;
 	pb->oblock = oblock;
 	pb->set = set;
-	write_begin(sc, set);
+	set_writes(sc, set, 1);
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
 	where = route_block_write(sc, bio, &wait, &hit);
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
@@ -468,8 +483,9 @@ static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 
 	pb->kind = SSDC_BIO_WRITE;
 	pb->oblock = first;
+	pb->last = last;
 	pb->set = SSDC_NO_SET;
-	write_begin(sc, SSDC_NO_SET);
+	range_writes(sc, first, last, 1);
 	wait = ssdc_invalidate_range(sc, first, last, discard ? NULL : &dirty_at);
 	if (dirty_at == first) {
 		write_end(sc, pb, false);
@@ -527,11 +543,10 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	}
 	pb->kind = SSDC_BIO_MISS_READ;
 	pb->fill = slot < 0 && pb->whole_block && !st->writes_inflight &&
-		   !atomic_read(&sc->gwrites_inflight) && ssdc_may_cache(sc);
+		   ssdc_may_cache(sc);
 	pb->set = set;
 	pb->oblock = oblock;
 	pb->wgen = st->wgen;
-	pb->gwgen = atomic_read(&sc->gwgen);
 	pb->iter = bio->bi_iter;
 	spin_unlock_irqrestore(&st->lock, flags);
 	ssdc_count(sc, SSDC_C_READ_MISSES);
@@ -768,7 +783,6 @@ static struct ssdc_fill *copy_fill(struct ssdcache *sc, struct bio *bio,
 	f->oblock = pb->oblock;
 	f->set = pb->set;
 	f->wgen = pb->wgen;
-	f->gwgen = pb->gwgen;
 	return f;
 }
 
@@ -807,7 +821,7 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 	long slot = -1;
 
 	spin_lock_irqsave(&st->lock, flags);
-	if (st->wgen == f->wgen && atomic_read(&sc->gwgen) == f->gwgen &&
+	if (st->wgen == f->wgen &&
 	    ssdc_may_cache(sc) && ssdc_lookup(sc, f->set, f->oblock) < 0 &&
 	    !ssdc_evicting_locked(sc, f->set, f->oblock)) {
 		slot = ssdc_take_free(sc, f->set);
@@ -977,8 +991,6 @@ int ssdc_io_init(struct ssdcache *sc)
 	INIT_DELAYED_WORK(&sc->requeue_work, requeue_fn);
 	atomic_set(&sc->fills_inflight, 0);
 	init_waitqueue_head(&sc->fills_wait);
-	atomic_set(&sc->gwgen, 0);
-	atomic_set(&sc->gwrites_inflight, 0);
 	r = bioset_init(&sc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
 	if (r)
 		return r;

@@ -104,7 +104,7 @@ enum ssdc_slot_state {
 struct ssdc_set {
 	spinlock_t lock;	/* protects this set's slots, stamps and fields */
 	u16 clock;		/* policy clock: ticks on every access */
-	u16 writes_inflight;	/* writes to this set's origin blocks */
+	u32 writes_inflight;	/* writes to this set's origin blocks */
 	u32 wgen;		/* bumped when such a write starts or ends */
 };
 
@@ -229,8 +229,6 @@ struct ssdcache {
 	struct delayed_work requeue_work;
 	atomic_t fills_inflight;
 	wait_queue_head_t fills_wait;
-	atomic_t gwgen;			/* wgen of writes spanning blocks */
-	atomic_t gwrites_inflight;
 
 	/* Sequential detection (seqcut.c). */
 	spinlock_t seq_lock;		/* protects streams */
@@ -274,9 +272,9 @@ struct ssdc_bio {
 	struct bvec_iter iter;	/* the bio as mapped, to copy or retry it */
 	u64 slot;		/* hit: the slot read; write: the slot installed */
 	sector_t oblock;
+	u64 last;		/* range write: its last origin block */
 	u32 set;
 	u32 wgen;		/* miss: the set's wgen at map time */
-	u32 gwgen;		/* miss: sc->gwgen at map time */
 	u8 kind;		/* SSDC_BIO_* */
 	u8 fill:1;		/* miss whose data may be installed */
 	u8 whole_block:1;	/* covers exactly one cache block */

@@ -190,6 +190,37 @@ cutoff_case() {
 	cutoff_case 256k 32 24 320
 }
 
+@test "io: a bypassed write holds back only the fills of its own sets" {
+	# A bypassed write of 8 blocks stays in flight for 5 s (dm-delay);
+	# meanwhile 256 reads elsewhere must fill the cache (about 200 of them
+	# fall in the 28 or more of its 36 sets that the write does not touch;
+	# none did when any bypassed write held back every fill), and reads of
+	# the blocks being written must not install data the write makes stale.
+	slow=$(dm_delay_create io_slow "$origin" 0 5000)
+	dm=$(ssdc_create io "$slow" "$cache" writethrough format sequential_cutoff 4096)
+	udevadm settle
+	u0=$(ssdc_used io)
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=32k count=1 status=none
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=32k seek=100 oflag=direct status=none &
+	writer=$!
+	sleep 0.5
+	dmsetup message io 0 sequential_cutoff 0
+	dd if="$dm" of=/dev/null bs=4k count=256 skip=4096 iflag=direct status=none
+	dd if="$dm" of=/dev/null bs=4k count=8 skip=800 iflag=direct status=none
+	kill -0 "$writer" || fail "the bypassed write was no longer in flight"
+	sleep 1
+	filled=$(( $(ssdc_used io) - u0 ))
+	wait "$writer"
+	[ "$(ssdc_stat io bypassed_writes)" -ge 1 ] || fail "the write was not bypassed"
+	[ "$filled" -ge 128 ] || fail "only $filled of 256 reads filled during the write"
+	sleep 1
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(dd if="$dm" bs=32k skip=100 count=1 iflag=direct status=none | md5sum)" "the written blocks"
+	assert_eq "$(dev_md5 "$slow")" "$(dev_md5 "$dm")" "through the cache vs origin"
+	dm_remove io
+	dm_remove io_slow
+}
+
 @test "io: status and table lines; the table line reloads the same cache" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
 	run dmsetup status io
