@@ -90,7 +90,7 @@ static int parse_opt(struct dm_arg_set *as, struct ssdc_args *args,
 	}
 	if (strcasecmp(key, "block_size") && strcasecmp(key, "policy") &&
 	    strcasecmp(key, "sequential_cutoff") && strcasecmp(key, "origin_id") &&
-	    ssdc_wb_parse(key, NULL, NULL, NULL) == -ENOTTY) {
+	    ssdc_tunable_parse(key, NULL, NULL, NULL) == -ENOTTY) {
 		*error = "Unknown optional argument";
 		return -EINVAL;
 	}
@@ -132,12 +132,12 @@ static int parse_opt(struct dm_arg_set *as, struct ssdc_args *args,
 	} else {
 		unsigned int i, v;
 
-		if (ssdc_wb_parse(key, val, &i, &v)) {
+		if (ssdc_tunable_parse(key, val, &i, &v)) {
 			*error = "Invalid tunable value: see Documentation/ssdcache.rst";
 			return -EINVAL;
 		}
-		args->wb_given |= 1U << i;
-		args->wb_val[i] = v;
+		args->tun_given |= BIT(i);
+		args->tun_val[i] = v;
 	}
 	return 0;
 }
@@ -187,5 +187,5 @@ int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 		ti->error = "force is only valid with format";
 		return -EINVAL;
 	}
-	return ssdc_wb_check_args(args, &ti->error);
+	return ssdc_tunables_check_args(args, &ti->error);
 }

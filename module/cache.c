@@ -302,34 +302,81 @@ static int invalidate_block(struct ssdcache *sc, u32 set, u64 s)
 	}
 }
 
+/*
+ * Calls @fn for every slot in use (not FREE) that holds an origin block in
+ * [first, last], under its set's lock, until @fn returns true. A range of
+ * fewer blocks than the cache has is walked block by block, in order;
+ * else every slot is looked at once, which is cheaper.
+ */
+void ssdc_walk_range(struct ssdcache *sc, u64 first, u64 last, ssdc_walk_fn fn, void *arg)
+{
+	unsigned long flags;
+	bool stop = false;
+	u64 b, s, end;
+	u32 set;
+
+	if (last - first >= sc->nr_blocks) {
+		for (set = 0; set < sc->nr_sets && !stop; set++) {
+			spin_lock_irqsave(&sc->sets[set].lock, flags);
+			end = (u64)(set + 1) * SSDCACHE_ASSOC;
+			for (s = (u64)set * SSDCACHE_ASSOC; s < end && !stop; s++) {
+				u64 v = sc->slots[s];
+
+				if (ssdc_slot_state(v) != SSDC_SLOT_FREE &&
+				    ssdc_slot_oblock(v) >= first && ssdc_slot_oblock(v) <= last)
+					stop = fn(sc, set, s, arg);
+			}
+			spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+		}
+		return;
+	}
+	for (b = first; b <= last && !stop; b++) {
+		set = ssdc_set_of(sc, b);
+		spin_lock_irqsave(&sc->sets[set].lock, flags);
+		end = (u64)(set + 1) * SSDCACHE_ASSOC;
+		for (s = (u64)set * SSDCACHE_ASSOC; s < end && !stop; s++) {
+			u64 v = sc->slots[s];
+
+			if (ssdc_slot_state(v) != SSDC_SLOT_FREE && ssdc_slot_oblock(v) == b)
+				stop = fn(sc, set, s, arg);
+		}
+		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	}
+}
+
+static bool lowest_dirty(struct ssdcache *sc, u32 set, u64 s, void *arg)
+{
+	u64 *best = arg, v = sc->slots[s];
+
+	if (ssdc_slot_dirty(v))
+		*best = min(*best, ssdc_slot_oblock(v));
+	return false;
+}
+
 /* The lowest dirty origin block in [first, last], or U64_MAX. */
 u64 ssdc_first_dirty(struct ssdcache *sc, u64 first, u64 last)
 {
-	unsigned long flags;
-	u64 b, s, best = U64_MAX;
-	u32 set;
+	u64 best = U64_MAX;
 
+	/* Blocks in order: the first found ends a short range's walk. */
 	if (last - first < sc->nr_blocks) {
-		for (b = first; b <= last && best == U64_MAX; b++) {
-			long slot;
+		u64 b;
 
-			set = ssdc_set_of(sc, b);
-			spin_lock_irqsave(&sc->sets[set].lock, flags);
-			slot = ssdc_lookup(sc, set, b);
-			if (slot >= 0 && ssdc_slot_dirty(sc->slots[slot]))
-				best = b;
-			spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-		}
+		for (b = first; b <= last && best == U64_MAX; b++)
+			ssdc_walk_range(sc, b, b, lowest_dirty, &best);
 		return best;
 	}
-	for (s = 0; s < sc->nr_blocks; s++) {
-		u64 v = READ_ONCE(sc->slots[s]);
-
-		if (ssdc_slot_dirty(v) && ssdc_slot_oblock(v) >= first &&
-		    ssdc_slot_oblock(v) <= last)
-			best = min(best, ssdc_slot_oblock(v));
-	}
+	ssdc_walk_range(sc, first, last, lowest_dirty, &best);
 	return best;
+}
+
+static bool invalidate_one(struct ssdcache *sc, u32 set, u64 s, void *arg)
+{
+	bool *wait = arg;
+
+	if (invalidate_block(sc, set, s) > 0)
+		*wait = true;
+	return false;
 }
 
 /*
@@ -341,10 +388,7 @@ u64 ssdc_first_dirty(struct ssdcache *sc, u64 first, u64 last)
  */
 bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last, u64 *dirty_at)
 {
-	unsigned long flags;
 	bool wait = false;
-	u64 b, s;
-	u32 set;
 
 	if (dirty_at) {
 		*dirty_at = atomic64_read(&sc->dirty) ?
@@ -354,36 +398,6 @@ bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last, u64 *dirty_
 		if (*dirty_at != U64_MAX)
 			last = *dirty_at - 1;
 	}
-	if (last - first >= sc->nr_blocks) {
-		/* Cheaper to look at every slot than at every block. */
-		for (set = 0; set < sc->nr_sets; set++) {
-			spin_lock_irqsave(&sc->sets[set].lock, flags);
-			for (s = (u64)set * SSDCACHE_ASSOC;
-			     s < (u64)(set + 1) * SSDCACHE_ASSOC; s++) {
-				u64 ob = ssdc_slot_oblock(sc->slots[s]);
-
-				if (ob >= first && ob <= last &&
-				    invalidate_block(sc, set, s) > 0)
-					wait = true;
-			}
-			spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-		}
-		return wait;
-	}
-	for (b = first; b <= last; b++) {
-		u64 first_slot;
-
-		set = ssdc_set_of(sc, b);
-		first_slot = (u64)set * SSDCACHE_ASSOC;
-		spin_lock_irqsave(&sc->sets[set].lock, flags);
-		for (s = first_slot; s < first_slot + SSDCACHE_ASSOC; s++) {
-			u64 v = sc->slots[s];
-
-			if (ssdc_slot_state(v) != SSDC_SLOT_FREE &&
-			    ssdc_slot_oblock(v) == b && invalidate_block(sc, set, s) > 0)
-				wait = true;
-		}
-		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-	}
+	ssdc_walk_range(sc, first, last, invalidate_one, &wait);
 	return wait;
 }

@@ -113,6 +113,14 @@ static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
 	spin_unlock_irqrestore(&st->lock, flags);
 }
 
+static bool on_disk(struct ssdcache *sc, u32 set, u64 slot, void *arg)
+{
+	bool *unsafe = arg;
+
+	*unsafe = ssdc_slot_maybe_on_disk(sc->slots[slot]);
+	return *unsafe;
+}
+
 /*
  * In the failed state, the map on the SSD can no longer be changed. An
  * origin block it may still hold as VALID must not be written, or a later
@@ -122,34 +130,10 @@ static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
  */
 static bool failed_write_unsafe(struct ssdcache *sc, u64 first, u64 last)
 {
-	unsigned long flags;
 	bool unsafe = false;
-	u64 b, s;
-	u32 set;
 
-	if (READ_ONCE(sc->sb_wiped))
-		return false;
-	if (last - first >= sc->nr_blocks) {
-		for (s = 0; s < sc->nr_blocks && !unsafe; s++) {
-			/* A racy read: the map cannot change any more. */
-			u64 v = READ_ONCE(sc->slots[s]);
-
-			unsafe = ssdc_slot_maybe_on_disk(v) &&
-				 ssdc_slot_oblock(v) >= first && ssdc_slot_oblock(v) <= last;
-		}
-		return unsafe;
-	}
-	for (b = first; b <= last && !unsafe; b++) {
-		set = ssdc_set_of(sc, b);
-		spin_lock_irqsave(&sc->sets[set].lock, flags);
-		for (s = (u64)set * SSDCACHE_ASSOC; s < (u64)(set + 1) * SSDCACHE_ASSOC; s++) {
-			u64 v = sc->slots[s];
-
-			if (ssdc_slot_maybe_on_disk(v) && ssdc_slot_oblock(v) == b)
-				unsafe = true;
-		}
-		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-	}
+	if (!READ_ONCE(sc->sb_wiped))
+		ssdc_walk_range(sc, first, last, on_disk, &unsafe);
 	return unsafe;
 }
 

@@ -27,11 +27,18 @@
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 
-/*
- * Numeric tunables (table line, messages, sysfs): the five writeback ones,
- * then the two of the SSD's error limit (health.c).
- */
-#define SSDC_WB_TUNABLES		7
+/* Numeric tunables (tunables.c): table line, messages, sysfs. */
+enum ssdc_tunable {
+	SSDC_TUN_DIRTY_HIGH,
+	SSDC_TUN_DIRTY_LOW,
+	SSDC_TUN_IDLE_MS,
+	SSDC_TUN_RATE,
+	SSDC_TUN_YIELD,
+	SSDC_TUN_ERROR_LIMIT,
+	SSDC_TUN_ERROR_HALFLIFE_MS,
+	SSDC_NR_TUNABLES
+};
+
 #define SSDC_WB_DIRTY_HIGH		50	/* % of blocks: start cleaning */
 #define SSDC_WB_DIRTY_LOW		25	/* % of blocks: stop cleaning */
 #define SSDC_WB_IDLE_MS			2000	/* origin quiet this long: clean */
@@ -61,8 +68,8 @@ struct ssdc_args {
 	bool format;
 	bool force;
 	const char *origin_id;		/* NULL: the origin's kernel name */
-	unsigned int wb_given;		/* bitmap: numeric tunables given */
-	unsigned int wb_val[SSDC_WB_TUNABLES];
+	unsigned int tun_given;		/* bitmap: numeric tunables given */
+	unsigned int tun_val[SSDC_NR_TUNABLES];
 };
 
 /*
@@ -436,6 +443,8 @@ void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirt
 void ssdc_mark_unsynced_locked(struct ssdcache *sc, u64 slot);
 void ssdc_evict_one(struct ssdcache *sc, u32 set);
 void ssdc_slot_unpin(struct ssdcache *sc, u64 slot);
+typedef bool (*ssdc_walk_fn)(struct ssdcache *sc, u32 set, u64 slot, void *arg);
+void ssdc_walk_range(struct ssdcache *sc, u64 first, u64 last, ssdc_walk_fn fn, void *arg);
 bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last,
 			   u64 *dirty_at);
 u64 ssdc_first_dirty(struct ssdcache *sc, u64 first, u64 last);
@@ -485,12 +494,14 @@ void ssdc_wb_start(struct ssdcache *sc);
 void ssdc_wb_stop(struct ssdcache *sc);
 void ssdc_wb_kick(struct ssdcache *sc);
 int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv);
-int ssdc_wb_set(struct ssdcache *sc, const char *key, const char *val);
-int ssdc_wb_parse(const char *key, const char *val, unsigned int *idx,
-		  unsigned int *v);
-int ssdc_wb_check_args(struct ssdc_args *args, char **error);
-void ssdc_wb_apply_args(struct ssdcache *sc, struct ssdc_args *args);
 const char *ssdc_wb_state(struct ssdcache *sc);
+
+/* tunables.c */
+int ssdc_tunable_parse(const char *key, const char *val, unsigned int *idx,
+		       unsigned int *v);
+int ssdc_tunables_check_args(struct ssdc_args *args, char **error);
+void ssdc_tunables_apply_args(struct ssdcache *sc, struct ssdc_args *args);
+int ssdc_tunable_set(struct ssdcache *sc, const char *key, const char *val);
 
 /* io.c */
 int ssdc_map(struct dm_target *ti, struct bio *bio);

@@ -138,7 +138,7 @@ static int ssdcache_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate I/O resources";
 		goto bad;
 	}
-	ssdc_wb_apply_args(sc, &args);
+	ssdc_tunables_apply_args(sc, &args);
 
 	ti->num_flush_bios = 1;
 	/*
@@ -304,7 +304,7 @@ int ssdc_set_tunable(struct ssdcache *sc, const char *key, const char *val)
 		ssdc_wb_kick(sc);
 		return 0;
 	}
-	return ssdc_wb_set(sc, key, val);
+	return ssdc_tunable_set(sc, key, val);
 }
 
 static int ssdcache_message(struct dm_target *ti, unsigned int argc,

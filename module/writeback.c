@@ -399,74 +399,6 @@ const char *ssdc_wb_state(struct ssdcache *sc)
 	return "dirty";
 }
 
-static const char * const tunables[SSDC_WB_TUNABLES] = {
-	"dirty_high", "dirty_low", "writeback_idle_ms", "writeback_rate",
-	"writeback_yield", "error_limit", "error_halflife_ms",
-};
-
-/*
- * Parses tunable @key = @val into its index and value. -ENOTTY if @key is
- * none, -EINVAL for a bad value; with @val NULL, only looks @key up.
- */
-int ssdc_wb_parse(const char *key, const char *val, unsigned int *idx,
-		  unsigned int *v)
-{
-	static const unsigned int max[SSDC_WB_TUNABLES] = {
-		100, 100, 3600000, UINT_MAX, 1, 1000000, 86400000,
-	};
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(tunables); i++)
-		if (!strcasecmp(key, tunables[i]))
-			break;
-	if (i == ARRAY_SIZE(tunables))
-		return -ENOTTY;
-	if (!val)
-		return 0;
-	if (kstrtouint(val, 10, v) || *v > max[i])
-		return -EINVAL;
-	*idx = i;
-	return 0;
-}
-
-static unsigned int *tunable_field(struct ssdcache *sc, unsigned int i)
-{
-	unsigned int *fields[SSDC_WB_TUNABLES] = {
-		&sc->wb_high, &sc->wb_low, &sc->wb_idle_ms, &sc->wb_rate, &sc->wb_yield,
-		&sc->err_limit, &sc->err_halflife_ms,
-	};
-
-	return fields[i];
-}
-
-static void wb_store(struct ssdcache *sc, unsigned int i, unsigned int v)
-{
-	WRITE_ONCE(*tunable_field(sc, i), v);
-}
-
-/* The table line's watermarks, with the defaults, must be ordered. */
-int ssdc_wb_check_args(struct ssdc_args *args, char **error)
-{
-	unsigned int high = (args->wb_given & 1) ? args->wb_val[0] : SSDC_WB_DIRTY_HIGH;
-	unsigned int low = (args->wb_given & 2) ? args->wb_val[1] : SSDC_WB_DIRTY_LOW;
-
-	if (low > high) {
-		*error = "dirty_low is above dirty_high";
-		return -EINVAL;
-	}
-	return 0;
-}
-
-void ssdc_wb_apply_args(struct ssdcache *sc, struct ssdc_args *args)
-{
-	unsigned int i;
-
-	for (i = 0; i < SSDC_WB_TUNABLES; i++)
-		if (args->wb_given & (1U << i))
-			wb_store(sc, i, args->wb_val[i]);
-}
-
-/* Messages for writeback; -ENOTTY if @argv is not one. */
 /* The "flush" and "flush cancel" messages; -ENOTTY for any other. */
 int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
 {
@@ -480,28 +412,6 @@ int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
 		return 0;
 	}
 	return -ENOTTY;
-}
-
-/* Sets writeback tunable @key; -ENOTTY if it is none, -EINVAL if @val is bad. */
-int ssdc_wb_set(struct ssdcache *sc, const char *key, const char *val)
-{
-	unsigned int high = READ_ONCE(sc->wb_high), low = READ_ONCE(sc->wb_low), i, v;
-	int r;
-
-	r = ssdc_wb_parse(key, val, &i, &v);
-	if (r == -EINVAL)
-		DMERR("%s: invalid %s \"%s\"", ssdcache_name(sc), key, val);
-	if (!r)
-		wb_store(sc, i, v);
-	if (!r && READ_ONCE(sc->wb_low) > READ_ONCE(sc->wb_high)) {
-		DMERR("%s: dirty_low would be above dirty_high", ssdcache_name(sc));
-		WRITE_ONCE(sc->wb_high, high);
-		WRITE_ONCE(sc->wb_low, low);
-		r = -EINVAL;
-	}
-	if (!r)
-		ssdc_wb_kick(sc);
-	return r;
 }
 
 int ssdc_wb_init(struct ssdcache *sc)

@@ -128,9 +128,11 @@ static void device_ids(const struct ssdc_dev *d, int nlinks, char **links, struc
 /*
  * What device @d is to the registry: SSDC_ROLE_CACHE (its superblock's
  * UUID is registered), SSDC_ROLE_ORIGIN (an identity of it is a registered
- * origin's) or SSDC_ROLE_NONE; the entry in @e.
+ * origin's) or SSDC_ROLE_NONE; the entry in @e. A cache's superblock also
+ * goes into @sb_out, if not NULL.
  */
-int ssdc_role(const struct ssdc_dev *d, int nlinks, char **links, struct ssdc_reg *e)
+int ssdc_role(const struct ssdc_dev *d, int nlinks, char **links, struct ssdc_reg *e,
+	      struct ssdcache_disk_sb *sb_out)
 {
 	struct ssdcache_disk_sb sb;
 	struct ssdc_reg *all;
@@ -139,6 +141,8 @@ int ssdc_role(const struct ssdc_dev *d, int nlinks, char **links, struct ssdc_re
 	int n, i, k, role = SSDC_ROLE_NONE;
 
 	if (ssdc_read_sb(d, &sb) == SSDC_SB_OK) {
+		if (sb_out)
+			*sb_out = sb;
 		ssdc_uuid_str(sb.cache_uuid, uuid);
 		return ssdc_reg_find(uuid, NULL, e) && !ssdc_reg_forgotten(e) ?
 		       SSDC_ROLE_CACHE : SSDC_ROLE_NONE;
@@ -203,7 +207,7 @@ int ssdc_cmd_udev_probe(int argc, char **argv)
 	}
 	if (ssdc_dev_open(argv[0], &d, err, sizeof(err)))
 		return 0;	/* gone again, or not a block device: nothing to say */
-	role = ssdc_role(&d, argc - 1, argv + 1, &e);
+	role = ssdc_role(&d, argc - 1, argv + 1, &e, NULL);
 	if (role != SSDC_ROLE_NONE) {
 		printf("SSDCACHE_ROLE=%s\nSSDCACHE_NAME=%s\nSSDCACHE_UUID=%s\n", roles[role],
 		       e.name, e.uuid);
@@ -254,17 +258,17 @@ static int assemble(const char *devnode)
 
 	if (ssdc_dev_open(devnode, &d, err, sizeof(err)))
 		return 0;
-	role = ssdc_role(&d, 0, NULL, &e);
+	role = ssdc_role(&d, 0, NULL, &e, &sb);
 	ssdc_dev_close(&d);
 	if (role == SSDC_ROLE_NONE)
 		return 0;
 	if (ssdc_devnum(e.name, &ma, &mi) != SSDC_DM_NODEV)
 		return 0;	/* assembled already (or the name is taken: load says) */
 	if (role == SSDC_ROLE_CACHE)
-		snprintf(cache, sizeof(cache), "%s", devnode);
+		snprintf(cache, sizeof(cache), "%s", devnode);	/* @sb is its */
 	else if (ssdc_identity_path(e.cache_id, cache, sizeof(cache)))
 		return 0;
-	if (!ssdc_holds_cache(cache, e.uuid, &sb)) {
+	if (role != SSDC_ROLE_CACHE && !ssdc_holds_cache(cache, e.uuid, &sb)) {
 		printf("ssdcachectl: %s: waiting for its cache device %s\n", e.name, e.cache_id);
 		return 0;
 	}

@@ -12,7 +12,8 @@ struct ssdcache_disk_sb;
 /* Is @path's superblock (read into @sb) that of the cache with UUID @uuid? */
 int ssdc_holds_cache(const char *path, const char *uuid, struct ssdcache_disk_sb *sb);
 
-int ssdc_role(const struct ssdc_dev *d, int nlinks, char **links, struct ssdc_reg *e);
+int ssdc_role(const struct ssdc_dev *d, int nlinks, char **links, struct ssdc_reg *e,
+	      struct ssdcache_disk_sb *sb_out);
 
 int ssdc_run_lock(void);
 void ssdc_run_unlock(int fd);

@@ -289,6 +289,25 @@ void ssdc_dev_uevent(dev_t rdev)
 	}
 }
 
+/* The same for the device at @path, if it is there. */
+void ssdc_path_uevent(const char *path)
+{
+	struct stat st;
+
+	if (!stat(path, &st))
+		ssdc_dev_uevent(st.st_rdev);
+}
+
+/*
+ * Reserves the origin at @path for its cache (read-only, hidden by udev)
+ * or gives it back (@ro 0), and tells udev.
+ */
+void ssdc_origin_reserve(const char *path, int ro)
+{
+	ssdc_dev_set_ro(path, ro);
+	ssdc_path_uevent(path);
+}
+
 /* Drops the page cache of @path: reads made while a cache held it are stale. */
 void ssdc_dev_drop_pages(const char *path)
 {

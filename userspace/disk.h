@@ -38,6 +38,8 @@ int ssdc_read_sb(const struct ssdc_dev *d, struct ssdcache_disk_sb *out);
 int ssdc_dev_set_ro(const char *path, int ro);
 int ssdc_dev_get_ro(const char *path);
 void ssdc_dev_uevent(dev_t rdev);
+void ssdc_path_uevent(const char *path);
+void ssdc_origin_reserve(const char *path, int ro);
 void ssdc_dev_drop_pages(const char *path);
 int ssdc_wipe_sb(const char *path);
 

@@ -235,57 +235,66 @@ static int words(const char *s)
 }
 
 /*
- * Refuses what the registry says belongs to another cache: the origin
- * (another cache's dirty blocks may be waiting for it) or the name.
+ * Refuses what registry entries @e say belongs to another cache: the
+ * origin (another cache's dirty blocks may be waiting for it) or the name.
  */
-static int not_registered(const struct create_opts *o, const char *origin_id,
-			  const char *cache_id)
+static int not_registered(const struct create_opts *o, const struct ssdc_reg *e, int n,
+			  const char *origin_id, const char *cache_id)
 {
-	struct ssdc_reg *e;
 	char err[512];
-	int n, i, r = 0;
+	int i;
 
-	if (ssdc_reg_read(&e, &n, err, sizeof(err)))
-		return ERR("ssdcachectl create: cannot read the registry: %s\n", err);
-	for (i = 0; i < n && !r; i++) {
+	for (i = 0; i < n; i++) {
 		if (!strcmp(e[i].cache_id, cache_id) || ssdc_reg_forgotten(&e[i]))
 			continue;	/* the cache device's old cache: see cache_empty */
 		if (!strcmp(e[i].origin_id, origin_id))
-			r = ERR("ssdcachectl create: %s is the origin of the cache %s (on %s), whose blocks may not all be on it; end that first: ssdcachectl remove %s --detach, or ssdcachectl forget %s --force if its cache device is lost\n",
-				o->origin, e[i].name, e[i].cache_id, e[i].name, e[i].name);
-		else if (!strcmp(e[i].name, o->name))
-			r = ERR("ssdcachectl create: the name %s belongs to the registered cache on %s\n",
-				o->name, e[i].cache_id);
+			return ERR("ssdcachectl create: %s is the origin of the cache %s (on %s), whose blocks may not all be on it; end that first: ssdcachectl remove %s --detach, or ssdcachectl forget %s --force if its cache device is lost\n",
+				   o->origin, e[i].name, e[i].cache_id, e[i].name, e[i].name);
+		if (!strcmp(e[i].name, o->name))
+			return ERR("ssdcachectl create: the name %s belongs to the registered cache on %s\n",
+				   o->name, e[i].cache_id);
 	}
-	free(e);
-	if (!r && ssdc_reg_writable(err, sizeof(err)))
-		r = ERR("ssdcachectl create: cannot write the registry: %s\n", err);
-	return r;
+	if (ssdc_reg_writable(err, sizeof(err)))
+		return ERR("ssdcachectl create: cannot write the registry: %s\n", err);
+	return 0;
 }
 
 /*
  * Refuses a read-only device, unless the origin is read-only only because
- * the registry reserves it for the cache being formatted over again.
+ * registry entries @e reserve it for the cache being formatted over again.
  */
-static int writable(const struct create_opts *o, const char *origin_id, const char *cache_id)
+static int writable(const struct create_opts *o, const struct ssdc_reg *e, int n,
+		    const char *origin_id, const char *cache_id)
 {
-	struct ssdc_reg *e;
-	char err[512];
-	int n, i, own = 0;
+	int i, own = 0;
 
 	if (ssdc_dev_get_ro(o->cache) == 1)
 		return ERR("ssdcachectl create: %s is read-only\n", o->cache);
 	if (ssdc_dev_get_ro(o->origin) != 1)
 		return 0;
-	if (!ssdc_reg_read(&e, &n, err, sizeof(err))) {
-		for (i = 0; i < n; i++)
-			own |= !strcmp(e[i].origin_id, origin_id) && !strcmp(e[i].cache_id, cache_id);
-		free(e);
-	}
+	for (i = 0; i < n; i++)
+		own |= !strcmp(e[i].origin_id, origin_id) && !strcmp(e[i].cache_id, cache_id);
 	if (!own)
 		return ERR("ssdcachectl create: %s is read-only\n", o->origin);
 	ssdc_dev_set_ro(o->origin, 0);
 	return 0;
+}
+
+/* What the registry allows for the cache to create: see the two above. */
+static int registry_allows(const struct create_opts *o, const char *origin_id,
+			   const char *cache_id)
+{
+	struct ssdc_reg *e;
+	char err[512];
+	int n, r;
+
+	if (ssdc_reg_read(&e, &n, err, sizeof(err)))
+		return ERR("ssdcachectl create: cannot read the registry: %s\n", err);
+	r = not_registered(o, e, n, origin_id, cache_id);
+	if (!r)
+		r = writable(o, e, n, origin_id, cache_id);
+	free(e);
+	return r;
 }
 
 int ssdc_cmd_create(int argc, char **argv)
@@ -323,9 +332,7 @@ int ssdc_cmd_create(int argc, char **argv)
 		fprintf(stderr, "ssdcachectl create: warning: %s has no /dev/disk/by-id name; recorded as %s, which may name another disk after a reboot\n",
 			o.origin, id);
 	lock = ssdc_run_lock();		/* udev-probe must not set it read-only again */
-	r = not_registered(&o, id, cache_id);
-	if (!r)
-		r = writable(&o, id, cache_id);
+	r = registry_allows(&o, id, cache_id);
 	if (r)
 		goto out;
 	snprintf(params, sizeof(params), "%u:%u %u:%u %s %d format%s origin_id %s%s%s%s%s",

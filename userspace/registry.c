@@ -174,6 +174,18 @@ static int fsync_parent(const char *path)
 }
 
 /*
+ * Opens (creates) the lock file of registry @path, whose name goes into
+ * @lock, creating the registry's directory if need be. -1 with errno set.
+ */
+static int open_lock(const char *path, char *lock, size_t len)
+{
+	if (mkdir_parent(path))
+		return -1;
+	snprintf(lock, len, "%s.lock", path);
+	return open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+}
+
+/*
  * Rewrites the registry under the lock: without the entry of @drop_uuid,
  * or of @add's UUID, cache device or name (forgotten caches share theirs),
  * and then with @add.
@@ -186,11 +198,8 @@ static int rewrite(const char *drop_uuid, const struct ssdc_reg *add)
 	int n, i, lfd, r = -1;
 	FILE *f;
 
-	if (mkdir_parent(path))
-		return -1;
-	snprintf(lock, sizeof(lock), "%s.lock", path);
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	lfd = open_lock(path, lock, sizeof(lock));
 	if (lfd < 0 || flock(lfd, LOCK_EX))
 		goto out;
 	if (ssdc_reg_read(&e, &n, err, sizeof(err))) {
@@ -246,14 +255,10 @@ int ssdc_reg_writable(char *err, size_t len)
 	char lock[4096];
 	int fd;
 
-	snprintf(lock, sizeof(lock), "%s.lock", path);
-	if (mkdir_parent(path)) {
-		snprintf(err, len, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	lock[0] = 0;
+	fd = open_lock(path, lock, sizeof(lock));
 	if (fd < 0) {
-		snprintf(err, len, "%s: %s", lock, strerror(errno));
+		snprintf(err, len, "%s: %s", lock[0] ? lock : path, strerror(errno));
 		return -1;
 	}
 	close(fd);

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "boot.h"
@@ -58,7 +57,7 @@ static int find_pair(const char *name, struct pair *p)
 	if (devnode(o, p->origin, sizeof(p->origin)) || devnode(c, p->cache, sizeof(p->cache)))
 		return SSDC_DM_FAILED;
 	if (!ssdc_dev_open(p->cache, &d, err, sizeof(err))) {
-		p->registered = ssdc_role(&d, 0, NULL, &p->reg) == SSDC_ROLE_CACHE;
+		p->registered = ssdc_role(&d, 0, NULL, &p->reg, NULL) == SSDC_ROLE_CACHE;
 		ssdc_dev_close(&d);
 	}
 	return 0;
@@ -97,7 +96,6 @@ static int parse_remove(int argc, char **argv, struct remove_opts *o)
 /* After --detach: no superblock, no entry, a writable and visible origin. */
 static int detach(const char *name, const struct pair *p)
 {
-	struct stat st;
 	int r = 0;
 
 	if (ssdc_wipe_sb(p->cache)) {
@@ -110,11 +108,8 @@ static int detach(const char *name, const struct pair *p)
 			ssdc_registry_path());
 		r = EXIT_FAILED;
 	}
-	ssdc_dev_set_ro(p->origin, 0);
-	if (!stat(p->origin, &st))
-		ssdc_dev_uevent(st.st_rdev);
-	if (!stat(p->cache, &st))
-		ssdc_dev_uevent(st.st_rdev);
+	ssdc_origin_reserve(p->origin, 0);
+	ssdc_path_uevent(p->cache);
 	if (!r)
 		printf("%s: detached; %s holds all its data and is a plain disk again\n", name,
 		       p->origin);
@@ -124,13 +119,9 @@ static int detach(const char *name, const struct pair *p)
 /* After a plain remove: a registered origin is read-only and hidden again. */
 static void reserve(const char *name, const struct pair *p)
 {
-	struct stat st;
-
 	if (!p->registered)
 		return;
-	ssdc_dev_set_ro(p->origin, 1);
-	if (!stat(p->origin, &st))
-		ssdc_dev_uevent(st.st_rdev);
+	ssdc_origin_reserve(p->origin, 1);
 	printf("%s: removed; %s keeps its blocks for the next load, and %s stays reserved for it (read-only); remove --detach would end that\n",
 	       name, p->cache, p->origin);
 }
@@ -188,7 +179,6 @@ int ssdc_cmd_forget(int argc, char **argv)
 	char origin[PATH_MAX], cache[PATH_MAX];
 	unsigned int ma, mi;
 	struct ssdc_reg e;
-	struct stat st;
 	int force = argc == 2 && !strcmp(argv[1], "--force"), present;
 	struct ssdcache_disk_sb sb;
 
@@ -229,12 +219,10 @@ int ssdc_cmd_forget(int argc, char **argv)
 			ssdc_registry_path());
 		return EXIT_FAILED;
 	}
-	if (!ssdc_identity_path(e.origin_id, origin, sizeof(origin)) && !stat(origin, &st)) {
-		ssdc_dev_set_ro(origin, 0);
-		ssdc_dev_uevent(st.st_rdev);
-	}
-	if (present && !stat(cache, &st))
-		ssdc_dev_uevent(st.st_rdev);
+	if (!ssdc_identity_path(e.origin_id, origin, sizeof(origin)))
+		ssdc_origin_reserve(origin, 0);
+	if (present)
+		ssdc_path_uevent(cache);
 	printf("%s: forgotten; %s is a plain disk again, without whatever the cache held dirty\n",
 	       argv[0], e.origin_id);
 	return 0;
