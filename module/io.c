@@ -923,7 +923,7 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	struct ssdcache *sc = ti->private;
 	struct ssdc_bio *pb = ssdc_pb(bio);
 
-	/* Counted before the slot changes: see flush_origin() in meta.c. */
+	/* Counted before the slot changes: see ssdc_flush_origin() in meta.c. */
 	if (pb->origin_write)
 		ssdc_origin_written(sc);
 

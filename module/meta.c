@@ -24,7 +24,9 @@
  * Flushes and FUA writes wait in sc->waiters and complete after the next
  * commit. Commits run on the instance's ordered workqueue: at once when a
  * bio waits or SSDC_COMMIT_RECORDS changes wait, soon after evictions,
- * and every SSDC_COMMIT_INTERVAL_MS while UNSYNCED slots wait.
+ * and every SSDC_COMMIT_INTERVAL_MS while UNSYNCED slots wait. Only a
+ * commit that bios wait for syncs at once; others sync at most every
+ * SSDC_COMMIT_INTERVAL_MS (sync_due()).
  */
 #include <linux/bitmap.h>
 #include <linux/blkdev.h>
@@ -499,23 +501,46 @@ static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
  * flush: a database's fsync in write-back mode then costs no origin
  * flush. Every origin write bumps origin_writes with a fully ordered
  * atomic before anything depends on its completion, so a write whose
- * slot is tagged with the epoch before this commit's bump is counted
- * (the smp_mb() after the bump pairs with it). Caller holds commit_lock.
+ * slot is tagged with the epoch before a commit's bump is counted (the
+ * smp_mb() after the bump pairs with it). Commits and the cleaner both
+ * flush this way; origin_flushed only grows.
  */
-static int flush_origin(struct ssdcache *sc)
+int ssdc_flush_origin(struct ssdcache *sc)
 {
 	s64 done = atomic64_read(&sc->origin_writes);
+	s64 old = atomic64_read(&sc->origin_flushed);
 	int r;
 
-	if (done == sc->origin_flushed)
+	if (done == old)
 		return 0;
 	r = blkdev_issue_flush(sc->origin->bdev);
-	if (!r)
-		sc->origin_flushed = done;
-	return r;
+	if (r)
+		return r;
+	while (old < done && !atomic64_try_cmpxchg(&sc->origin_flushed, &old, done))
+		;
+	return 0;
 }
 
-int ssdc_meta_commit(struct ssdcache *sc)
+/*
+ * Whether a commit syncs: flushes both devices, so that the UNSYNCED
+ * slots of the epoch before can be journaled. Always for bios that wait
+ * for it and when quiescing; otherwise (@lazy) at most every
+ * SSDC_COMMIT_INTERVAL_MS. Commits that run only to journal the
+ * invalidations that writes wait for (write-through writes to cached
+ * blocks) or to keep up with changes then cost no flush of the origin,
+ * and the new VALID entries they leave wait a little longer.
+ */
+static bool sync_due(struct ssdcache *sc, bool waiters, bool lazy)
+{
+	if (waiters)
+		return true;
+	if (!READ_ONCE(sc->valid_pending))
+		return false;
+	return !lazy || time_after_eq(jiffies, sc->last_sync +
+				      msecs_to_jiffies(SSDC_COMMIT_INTERVAL_MS));
+}
+
+static int commit(struct ssdcache *sc, bool lazy)
 {
 	struct ssdc_jbatch jb = { .flushed = ULONG_MAX };
 	struct bio_list writes, waiters;
@@ -550,7 +575,9 @@ int ssdc_meta_commit(struct ssdcache *sc)
 	 * flush. Slots that change from here on get the new epoch's parity
 	 * and wait for the next commit.
 	 */
-	if (xchg(&sc->valid_pending, false) || !bio_list_empty(&waiters)) {
+	if (sync_due(sc, !bio_list_empty(&waiters), lazy)) {
+		WRITE_ONCE(sc->valid_pending, false);
+		sc->last_sync = jiffies;
 		jb.flushed = sc->sync_epoch;
 		WRITE_ONCE(sc->sync_epoch, jb.flushed + 1);
 		/*
@@ -558,7 +585,7 @@ int ssdc_meta_commit(struct ssdcache *sc)
 		 * before the page marks are read (see update_unsynced()).
 		 */
 		smp_mb();
-		r = flush_origin(sc);
+		r = ssdc_flush_origin(sc);
 		if (r)
 			goto fail;
 		r = blkdev_issue_flush(sc->cache->bdev);
@@ -588,12 +615,18 @@ out:
 	return r;
 }
 
+/* A commit that syncs whatever waits: see sync_due(). */
+int ssdc_meta_commit(struct ssdcache *sc)
+{
+	return commit(sc, false);
+}
+
 static void commit_fn(struct work_struct *work)
 {
 	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache,
 					   commit_work);
 
-	ssdc_meta_commit(sc);
+	commit(sc, true);
 	if (READ_ONCE(sc->valid_pending))
 		ssdc_meta_kick(sc, SSDC_COMMIT_INTERVAL_MS);
 }
@@ -632,7 +665,8 @@ int ssdc_meta_init(struct ssdcache *sc)
 		return 0;
 	mutex_init(&sc->commit_lock);
 	atomic64_set(&sc->origin_writes, 0);
-	sc->origin_flushed = -1;	/* unknown: the first commit flushes */
+	atomic64_set(&sc->origin_flushed, -1);	/* unknown: the first flush is real */
+	sc->last_sync = jiffies;
 	spin_lock_init(&sc->defer_lock);
 	bio_list_init(&sc->deferred);
 	bio_list_init(&sc->waiters);

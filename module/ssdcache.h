@@ -215,8 +215,9 @@ struct ssdcache {
 	bool valid_pending;		/* UNSYNCED slots: flush both devices */
 	atomic_t changes;		/* slot changes since the last commit */
 	unsigned long sync_epoch;	/* bumped before each flush */
+	unsigned long last_sync;	/* jiffies of the last such flush */
 	atomic64_t origin_writes;	/* writes to the origin completed */
-	s64 origin_flushed;		/* origin_writes at the last origin flush */
+	atomic64_t origin_flushed;	/* origin_writes at the last origin flush */
 	struct page **commit_buf;	/* page buffers for one batch */
 	u64 j_blocks;			/* journal ring size */
 	sector_t j_start;
@@ -468,10 +469,11 @@ u64 ssdc_durable_entry(u64 v);
 const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what);
+int ssdc_flush_origin(struct ssdcache *sc);
 
 /*
  * A write with data to the origin completed (counting more than that only
- * costs a flush). Fully ordered: see flush_origin() in meta.c.
+ * costs a flush). Fully ordered: see ssdc_flush_origin() in meta.c.
  */
 static inline void ssdc_origin_written(struct ssdcache *sc)
 {

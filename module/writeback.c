@@ -287,7 +287,7 @@ static bool clean_one_batch(struct ssdcache *sc)
 		return false;
 	read_batch(sc, b);
 	write_batch(sc, b);
-	if (blkdev_issue_flush(sc->origin->bdev)) {
+	if (ssdc_flush_origin(sc)) {
 		ssdc_count_error(sc, false, true);
 		flush = BLK_STS_IOERR;
 	}
