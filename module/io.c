@@ -4,9 +4,10 @@
  *
  * Reads:  hit  -> the SSD (the slot is pinned while the read runs; an
  *                 SSD error invalidates it and retries from the origin)
- *         miss -> the origin; a whole-block read is then copied and
+ *         miss -> the origin, with the uncached blocks after it (one
+ *                 request); each whole block read is then copied and
  *                 installed in the background (a "fill"), unless a write
- *                 to the same set started or ran meanwhile.
+ *                 to its set started or ran meanwhile.
  * Writes: to a dirty block, in place on the SSD, in any mode. Else in
  *         write-back mode, a whole-block write goes to a free slot, which
  *         becomes dirty (the clean copy, if any, is invalidated). Else the
@@ -491,11 +492,50 @@ static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 	return DM_MAPIO_SUBMITTED;
 }
 
+/*
+ * Extends a miss read of whole block @oblock over the blocks after it
+ * that the bio covers whole and that are not cached, up to
+ * SSDC_READ_RUN blocks: one origin read instead of one per block (a
+ * disk charges per request). Records each block's fill decision and its
+ * set's wgen. Returns the number of blocks.
+ */
+static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	u64 avail = bio_sectors(bio) >> sc->block_shift;
+	unsigned long flags;
+	unsigned int n;
+
+	for (n = 1; n < min_t(u64, avail, SSDC_READ_RUN); n++) {
+		u32 set = ssdc_set_of(sc, oblock + n);
+		struct ssdc_set *st = &sc->sets[set];
+		bool cached;
+
+		spin_lock_irqsave(&st->lock, flags);
+		cached = ssdc_lookup(sc, set, oblock + n) >= 0;
+		if (!cached) {
+			pb->wgen[n] = st->wgen;
+			if (!st->writes_inflight && ssdc_may_cache(sc))
+				pb->fills |= BIT(n);
+		}
+		spin_unlock_irqrestore(&st->lock, flags);
+		if (cached)
+			break;
+	}
+	return n;
+}
+
+/*
+ * A read of the block at the bio's start: from the SSD if cached, else
+ * from the origin, with the uncached blocks after it (miss_run()).
+ */
 static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
 	u32 set = ssdc_set_of(sc, oblock);
 	struct ssdc_set *st = &sc->sets[set];
+	sector_t off = bio->bi_iter.bi_sector & (sc->block_sectors - 1);
+	unsigned int n = 1;
 	unsigned long flags;
 	long slot;
 	u64 v;
@@ -515,25 +555,33 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 		sc->slots[slot] = v + SSDC_SLOT_PIN;
 		ssdc_touch(sc, set, slot, false);
 		spin_unlock_irqrestore(&st->lock, flags);
+		cut_to_first_block(sc, bio);
 		pb->kind = SSDC_BIO_HIT_READ;
 		pb->slot = slot;
 		pb->iter = bio->bi_iter;
 		ssdc_count(sc, SSDC_C_READ_HITS);
 		bio_set_dev(bio, sc->cache->bdev);
-		bio->bi_iter.bi_sector = ssdc_slot_sector(sc, slot) +
-			(bio->bi_iter.bi_sector & (sc->block_sectors - 1));
+		bio->bi_iter.bi_sector = ssdc_slot_sector(sc, slot) + off;
 		ssdc_count_bio(sc, true, bio);
 		return DM_MAPIO_REMAPPED;
 	}
 	pb->kind = SSDC_BIO_MISS_READ;
-	pb->fill = slot < 0 && pb->whole_block && !st->writes_inflight &&
-		   ssdc_may_cache(sc);
 	pb->set = set;
 	pb->oblock = oblock;
-	pb->wgen = st->wgen;
-	pb->iter = bio->bi_iter;
+	pb->wgen[0] = st->wgen;
+	if (slot < 0 && !off && bio_sectors(bio) >= sc->block_sectors &&
+	    !st->writes_inflight && ssdc_may_cache(sc))
+		pb->fills = 1;
 	spin_unlock_irqrestore(&st->lock, flags);
-	ssdc_count(sc, SSDC_C_READ_MISSES);
+	if (slot < 0 && !off && bio_sectors(bio) >= 2 * sc->block_sectors)
+		n = miss_run(sc, bio, oblock);
+	if (n > 1)
+		dm_accept_partial_bio(bio, n << sc->block_shift);
+	else
+		cut_to_first_block(sc, bio);
+	pb->nblocks = n;
+	pb->iter = bio->bi_iter;
+	ssdc_count_add(sc, SSDC_C_READ_MISSES, n);
 	remap_origin(sc, bio);
 	ssdc_count_bio(sc, false, bio);
 	return DM_MAPIO_REMAPPED;
@@ -547,10 +595,8 @@ static int map_bypass_read(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 {
 	u64 d = atomic64_read(&sc->dirty) ? ssdc_first_dirty(sc, first, last) : U64_MAX;
 
-	if (d == first) {
-		ssdc_pb(bio)->whole_block = cut_to_first_block(sc, bio);
+	if (d == first)
 		return map_read(sc, bio, first);
-	}
 	if (d != U64_MAX)
 		cut_before_block(sc, bio, d);
 	ssdc_count(sc, SSDC_C_READ_MISSES);
@@ -650,10 +696,10 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 		return map_range_write(sc, bio, first, last);
 	}
 
-	/* One cache block at a time; dm resubmits the rest of the bio. */
-	pb->whole_block = cut_to_first_block(sc, bio);
+	/* A block (or a run of missed ones) at a time; dm maps the rest again. */
 	if (bio_data_dir(bio) == READ)
 		return map_read(sc, bio, first);
+	pb->whole_block = cut_to_first_block(sc, bio);
 	return map_block_write(sc, bio, first);
 origin:
 	remap_origin(sc, bio);
@@ -722,33 +768,39 @@ static void fill_done(struct ssdcache *sc)
 		wake_up(&sc->fills_wait);
 }
 
-/* Copies a completed miss read into a fill; NULL if memory is short. */
+/*
+ * Copies block @i of a completed miss read into a fill; NULL if memory
+ * is short.
+ */
 static struct ssdc_fill *copy_fill(struct ssdcache *sc, struct bio *bio,
-				   struct ssdc_bio *pb)
+				   struct ssdc_bio *pb, unsigned int i)
 {
 	size_t total = sc->block_sectors << SECTOR_SHIFT;
 	unsigned int nr = DIV_ROUND_UP(total, PAGE_SIZE);
+	struct bvec_iter iter = pb->iter;
 	struct ssdc_fill *f;
 	struct bvec_iter it;
 	struct bio_vec bv;
 	size_t done = 0;
-	unsigned int i;
+	unsigned int p;
 
-	if (WARN_ON_ONCE(pb->iter.bi_size != total))
+	if (WARN_ON_ONCE(iter.bi_size < (i + 1) * total))
 		return NULL;
+	bio_advance_iter(bio, &iter, i * total);
+	iter.bi_size = total;
 	f = kzalloc(struct_size(f, pages, nr), GFP_ATOMIC | __GFP_NOWARN);
 	if (!f)
 		return NULL;
 	f->nr_pages = nr;
-	for (i = 0; i < nr; i++) {
-		f->pages[i] = alloc_page(GFP_ATOMIC | __GFP_NOWARN);
-		if (!f->pages[i]) {
+	for (p = 0; p < nr; p++) {
+		f->pages[p] = alloc_page(GFP_ATOMIC | __GFP_NOWARN);
+		if (!f->pages[p]) {
 			free_fill(f);
 			return NULL;
 		}
 	}
 	/* bv must stay intact: the iterator advances by bv.bv_len. */
-	__bio_for_each_segment(bv, bio, it, pb->iter) {
+	__bio_for_each_segment(bv, bio, it, iter) {
 		unsigned int len = bv.bv_len, off = bv.bv_offset;
 
 		while (len && done < total) {
@@ -764,9 +816,9 @@ static struct ssdc_fill *copy_fill(struct ssdcache *sc, struct bio *bio,
 		}
 	}
 	f->sc = sc;
-	f->oblock = pb->oblock;
-	f->set = pb->set;
-	f->wgen = pb->wgen;
+	f->oblock = pb->oblock + i;
+	f->set = ssdc_set_of(sc, f->oblock);
+	f->wgen = pb->wgen[i];
 	return f;
 }
 
@@ -859,20 +911,26 @@ static void fill_fn(struct work_struct *work)
 	}
 }
 
-static void queue_fill(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
+/* Queues a fill for each block of a completed miss read that may have one. */
+static void queue_fills(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
 	struct ssdc_fill *f;
 	unsigned long flags;
+	unsigned int i;
 
-	if (atomic_read(&sc->fills_inflight) >= SSDC_MAX_FILLS)
-		return;
-	f = copy_fill(sc, bio, pb);
-	if (!f)
-		return;
-	atomic_inc(&sc->fills_inflight);
-	spin_lock_irqsave(&sc->fill_lock, flags);
-	list_add_tail(&f->list, &sc->fills);
-	spin_unlock_irqrestore(&sc->fill_lock, flags);
+	for (i = 0; i < pb->nblocks; i++) {
+		if (!(pb->fills & BIT(i)))
+			continue;
+		if (atomic_read(&sc->fills_inflight) >= SSDC_MAX_FILLS)
+			return;
+		f = copy_fill(sc, bio, pb, i);
+		if (!f)
+			return;
+		atomic_inc(&sc->fills_inflight);
+		spin_lock_irqsave(&sc->fill_lock, flags);
+		list_add_tail(&f->list, &sc->fills);
+		spin_unlock_irqrestore(&sc->fill_lock, flags);
+	}
 	queue_work(sc->fill_wq, &sc->fill_work);
 }
 
@@ -946,8 +1004,8 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		break;
 	case SSDC_BIO_MISS_READ:
 		origin_done(sc, bio, pb, *error);
-		if (!*error && pb->fill)
-			queue_fill(sc, bio, pb);
+		if (!*error && pb->fills)
+			queue_fills(sc, bio, pb);
 		break;
 	case SSDC_BIO_WRITE:
 		origin_done(sc, bio, pb, *error);

@@ -25,6 +25,7 @@
 #define SSDC_SEQ_STREAMS		16
 #define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
+#define SSDC_READ_RUN			16	/* missed blocks per origin read */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 
 /* Numeric tunables (tunables.c): table line, messages, sysfs. */
@@ -282,9 +283,10 @@ struct ssdc_bio {
 	sector_t oblock;
 	u64 last;		/* range write: its last origin block */
 	u32 set;
-	u32 wgen;		/* miss: the set's wgen at map time */
+	u32 wgen[SSDC_READ_RUN]; /* miss: each block's set's wgen at map time */
 	u8 kind;		/* SSDC_BIO_* */
-	u8 fill:1;		/* miss whose data may be installed */
+	u8 nblocks;		/* miss: the blocks read (a run, see io.c) */
+	u16 fills;		/* miss: bitmap of those to install */
 	u8 whole_block:1;	/* covers exactly one cache block */
 	u8 installed:1;		/* write-through write also went to slot */
 	u8 rewrite:1;		/* write-back write into a dirty slot */

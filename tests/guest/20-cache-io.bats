@@ -221,6 +221,34 @@ cutoff_case() {
 	dm_remove io_slow
 }
 
+# Completed read requests of a disk (/sys/block/NAME/stat, field 1).
+disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
+
+@test "io: a read of uncached blocks is one origin read, and fills each block" {
+	dm=$(ssdc_create io "$origin" "$cache" writearound format)
+	udevadm settle
+	dd if=/dev/urandom of="$dm" bs=64k count=1 seek=10 oflag=direct status=none
+	want=$(dd if="$origin" bs=64k skip=10 count=1 iflag=direct status=none | md5sum)
+	u0=$(ssdc_used io)
+	# Block 165 (the sixth of the 16) is cached first: the read of all 16
+	# is then two origin reads around one hit.
+	dd if="$dm" of=/dev/null bs=4k skip=165 count=1 iflag=direct status=none
+	sleep 0.5
+	r0=$(disk_reads io_o)
+	dmsetup message io 0 reset_stats
+	got=$(dd if="$dm" bs=64k skip=10 count=1 iflag=direct status=none | md5sum)
+	assert_eq "$want" "$got" "the 64 KiB read"
+	assert_eq 2 $(( $(disk_reads io_o) - r0 )) "origin reads for 16 blocks around a cached one"
+	assert_eq 1 "$(ssdc_stat io read_hits)" "hits"
+	assert_eq 15 "$(ssdc_stat io read_misses)" "missed blocks"
+	sleep 0.5
+	assert_eq 16 $(( $(ssdc_used io) - u0 )) "cached blocks after the fills"
+	dmsetup message io 0 reset_stats
+	got=$(dd if="$dm" bs=64k skip=10 count=1 iflag=direct status=none | md5sum)
+	assert_eq "$want" "$got" "the 64 KiB read from the cache"
+	assert_eq 16 "$(ssdc_stat io read_hits)" "hits on the second read"
+}
+
 @test "io: status and table lines; the table line reloads the same cache" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
 	run dmsetup status io
