@@ -540,7 +540,7 @@ static bool sync_due(struct ssdcache *sc, bool waiters, bool lazy)
 				      msecs_to_jiffies(SSDC_COMMIT_INTERVAL_MS));
 }
 
-static int commit(struct ssdcache *sc, bool lazy)
+static int run_commit(struct ssdcache *sc, bool lazy)
 {
 	struct ssdc_jbatch jb = { .flushed = ULONG_MAX };
 	struct bio_list writes, waiters;
@@ -618,7 +618,7 @@ out:
 /* A commit that syncs whatever waits: see sync_due(). */
 int ssdc_meta_commit(struct ssdcache *sc)
 {
-	return commit(sc, false);
+	return run_commit(sc, false);
 }
 
 static void commit_fn(struct work_struct *work)
@@ -626,7 +626,7 @@ static void commit_fn(struct work_struct *work)
 	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache,
 					   commit_work);
 
-	commit(sc, true);
+	run_commit(sc, true);
 	if (READ_ONCE(sc->valid_pending))
 		ssdc_meta_kick(sc, SSDC_COMMIT_INTERVAL_MS);
 }
