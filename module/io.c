@@ -43,6 +43,7 @@ struct ssdc_fill {
 	u64 slot;
 	u32 set;
 	u32 wgen;
+	u32 long_wgen;
 	unsigned int nr_pages;
 	struct page *pages[];
 };
@@ -59,32 +60,65 @@ static void remap_origin(struct ssdcache *sc, struct bio *bio)
  * A write to the origin counts in the set of every block it may cover
  * while it runs, and bumps the set's wgen when it starts and ends: a fill
  * of a block of that set neither starts then nor installs data read
- * before (the data may be stale).
+ * before (the data may be stale). The caller holds the set's lock.
  */
+static void set_writes_locked(struct ssdc_set *st, int delta)
+{
+	st->writes_inflight += delta;
+	st->wgen++;
+}
+
 static void set_writes(struct ssdcache *sc, u32 set, int delta)
 {
 	struct ssdc_set *st = &sc->sets[set];
 	unsigned long flags;
 
 	spin_lock_irqsave(&st->lock, flags);
-	st->writes_inflight += delta;
-	st->wgen++;
+	set_writes_locked(st, delta);
 	spin_unlock_irqrestore(&st->lock, flags);
 }
 
-/* The same for origin blocks [first, last]: once per set if they span all. */
+/*
+ * The same for origin blocks [first, last]. A range of more than
+ * SSDC_RANGE_PER_SET blocks (a discard may cover the whole device, and
+ * its end runs in interrupt context) counts once in long_writes instead,
+ * which holds back the fills of every set.
+ *
+ * Ordering: the counter is raised before the generation (a fill that sees
+ * the new generation sees the write), and both before the range's copies
+ * are invalidated under their set locks; a fill installs under its set's
+ * lock, so it either sees the new generation or is invalidated.
+ */
 static void range_writes(struct ssdcache *sc, u64 first, u64 last, int delta)
 {
 	u64 b;
-	u32 set;
 
-	if (last - first + 1 >= sc->nr_sets) {
-		for (set = 0; set < sc->nr_sets; set++)
-			set_writes(sc, set, delta);
+	if (last - first >= SSDC_RANGE_PER_SET) {
+		if (delta > 0) {
+			atomic_inc(&sc->long_writes);
+			/* Pairs with the smp_rmb() in map_read(). */
+			smp_mb__after_atomic();
+			atomic_inc(&sc->long_wgen);
+		} else {
+			atomic_inc(&sc->long_wgen);
+			/* Pairs with the smp_rmb() in map_read(). */
+			smp_mb__after_atomic();
+			atomic_dec(&sc->long_writes);
+		}
 		return;
 	}
 	for (b = first; b <= last; b++)
 		set_writes(sc, ssdc_set_of(sc, b), delta);
+}
+
+/*
+ * Whether a read may install a copy of an uncached block of set @st
+ * (locked): no write to the set's blocks is under way.
+ */
+static bool may_fill_locked(struct ssdcache *sc, struct ssdc_set *st)
+{
+	return !st->writes_inflight && !atomic_read(&sc->long_writes) &&
+	       ssdc_may_cache(sc);
 }
 
 /* The end of a write; a write-through copy it installed becomes valid. */
@@ -99,8 +133,7 @@ static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
 	}
 	st = &sc->sets[pb->set];
 	spin_lock_irqsave(&st->lock, flags);
-	st->writes_inflight--;
-	st->wgen++;
+	set_writes_locked(st, -1);
 	if (pb->installed) {
 		u64 v = sc->slots[pb->slot];
 
@@ -407,8 +440,8 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	pb->kind = SSDC_BIO_WRITE;
 	pb->oblock = oblock;
 	pb->set = set;
-	set_writes(sc, set, 1);
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
+	set_writes_locked(&sc->sets[set], 1);
 	where = route_block_write(sc, bio, &wait, &hit);
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	if (where < 0) {
@@ -515,7 +548,7 @@ static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
 		cached = ssdc_lookup(sc, set, oblock + n) >= 0;
 		if (!cached) {
 			pb->wgen[n] = st->wgen;
-			if (!st->writes_inflight && ssdc_may_cache(sc))
+			if (may_fill_locked(sc, st))
 				pb->fills |= BIT(n);
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
@@ -535,6 +568,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	u32 set = ssdc_set_of(sc, oblock);
 	struct ssdc_set *st = &sc->sets[set];
 	sector_t off = bio->bi_iter.bi_sector & (sc->block_sectors - 1);
+	bool whole = !off && bio_sectors(bio) >= sc->block_sectors;
 	unsigned int n = 1;
 	unsigned long flags;
 	long slot;
@@ -569,11 +603,13 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	pb->set = set;
 	pb->oblock = oblock;
 	pb->wgen[0] = st->wgen;
-	if (slot < 0 && !off && bio_sectors(bio) >= sc->block_sectors &&
-	    !st->writes_inflight && ssdc_may_cache(sc))
+	pb->long_wgen = atomic_read(&sc->long_wgen);
+	/* long_wgen before long_writes: pairs with range_writes(). */
+	smp_rmb();
+	if (slot < 0 && whole && may_fill_locked(sc, st))
 		pb->fills = 1;
 	spin_unlock_irqrestore(&st->lock, flags);
-	if (slot < 0 && !off && bio_sectors(bio) >= 2 * sc->block_sectors)
+	if (slot < 0 && whole)
 		n = miss_run(sc, bio, oblock);
 	if (n > 1)
 		dm_accept_partial_bio(bio, n << sc->block_shift);
@@ -643,7 +679,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	/* A requeued read keeps the time it was first mapped. */
 	if (bio_op(bio) == REQ_OP_READ)
 		start = requeued ? pb->start_ns : ktime_get_ns();
-	memset(pb, 0, sizeof(*pb));
+	memset(pb, 0, offsetof(struct ssdc_bio, wgen));
 	pb->sc = sc;
 	pb->start_ns = start;
 	pb->wait_since = since;
@@ -819,6 +855,7 @@ static struct ssdc_fill *copy_fill(struct ssdcache *sc, struct bio *bio,
 	f->oblock = pb->oblock + i;
 	f->set = ssdc_set_of(sc, f->oblock);
 	f->wgen = pb->wgen[i];
+	f->long_wgen = pb->long_wgen;
 	return f;
 }
 
@@ -857,7 +894,7 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 	long slot = -1;
 
 	spin_lock_irqsave(&st->lock, flags);
-	if (st->wgen == f->wgen &&
+	if (st->wgen == f->wgen && atomic_read(&sc->long_wgen) == f->long_wgen &&
 	    ssdc_may_cache(sc) && ssdc_lookup(sc, f->set, f->oblock) < 0 &&
 	    !ssdc_evicting_locked(sc, f->set, f->oblock)) {
 		slot = ssdc_take_free(sc, f->set);
@@ -1032,6 +1069,8 @@ int ssdc_io_init(struct ssdcache *sc)
 	bio_list_init(&sc->requeued);
 	INIT_DELAYED_WORK(&sc->requeue_work, requeue_fn);
 	atomic_set(&sc->fills_inflight, 0);
+	atomic_set(&sc->long_writes, 0);
+	atomic_set(&sc->long_wgen, 0);
 	init_waitqueue_head(&sc->fills_wait);
 	r = bioset_init(&sc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
 	if (r)

@@ -26,6 +26,7 @@
 #define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_READ_RUN			16	/* missed blocks per origin read */
+#define SSDC_RANGE_PER_SET		64	/* longer range writes gate globally */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 
 /* Numeric tunables (tunables.c): table line, messages, sysfs. */
@@ -238,6 +239,8 @@ struct ssdcache {
 	struct delayed_work requeue_work;
 	atomic_t fills_inflight;
 	wait_queue_head_t fills_wait;
+	atomic_t long_writes;		/* range writes too long to count per set */
+	atomic_t long_wgen;		/* bumped when one starts or ends */
 
 	/* Sequential detection (seqcut.c). */
 	spinlock_t seq_lock;		/* protects streams */
@@ -283,7 +286,7 @@ struct ssdc_bio {
 	sector_t oblock;
 	u64 last;		/* range write: its last origin block */
 	u32 set;
-	u32 wgen[SSDC_READ_RUN]; /* miss: each block's set's wgen at map time */
+	u32 long_wgen;		/* miss: sc->long_wgen at map time */
 	u8 kind;		/* SSDC_BIO_* */
 	u8 nblocks;		/* miss: the blocks read (a run, see io.c) */
 	u16 fills;		/* miss: bitmap of those to install */
@@ -294,6 +297,8 @@ struct ssdc_bio {
 	u8 origin_write:1;	/* a write with data sent to the origin */
 	u64 start_ns;		/* reads: when mapped, for the histograms */
 	unsigned long wait_since; /* degraded: jiffies a dirty write began to wait */
+	/* Last, and not cleared by map: only entries in fills are read. */
+	u32 wgen[SSDC_READ_RUN]; /* miss: each block's set's wgen at map time */
 };
 
 enum ssdc_bio_kind {
