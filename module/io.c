@@ -765,6 +765,7 @@ static void requeue_fn(struct work_struct *work)
 {
 	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache,
 					   requeue_work);
+	struct blk_plug plug;
 	struct bio_list todo;
 	struct bio *bio;
 
@@ -772,6 +773,7 @@ static void requeue_fn(struct work_struct *work)
 	todo = sc->requeued;
 	bio_list_init(&sc->requeued);
 	spin_unlock_irq(&sc->fill_lock);
+	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(&todo))) {
 		switch (map_bio(sc, bio, true)) {
 		case DM_MAPIO_REMAPPED:
@@ -784,6 +786,7 @@ static void requeue_fn(struct work_struct *work)
 			break;
 		}
 	}
+	blk_finish_plug(&plug);
 }
 
 /* ---- fills ---- */
@@ -931,6 +934,7 @@ static void fill_fn(struct work_struct *work)
 {
 	struct ssdcache *sc = container_of(work, struct ssdcache, fill_work);
 	struct bio_list retries;
+	struct blk_plug plug;
 	struct ssdc_fill *f;
 	struct bio *bio;
 	LIST_HEAD(todo);
@@ -940,12 +944,14 @@ static void fill_fn(struct work_struct *work)
 	retries = sc->retries;
 	bio_list_init(&sc->retries);
 	spin_unlock_irq(&sc->fill_lock);
+	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(&retries)))
 		submit_bio_noacct(bio);
 	while ((f = list_first_entry_or_null(&todo, struct ssdc_fill, list))) {
 		list_del(&f->list);
 		install_fill(sc, f);
 	}
+	blk_finish_plug(&plug);
 }
 
 /* Queues a fill for each block of a completed miss read that may have one. */

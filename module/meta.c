@@ -482,9 +482,15 @@ void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what)
 	}
 }
 
+/*
+ * Completes the bios that waited for a commit and issues the writes that
+ * waited for one, under a plug: the blocks of one large write were
+ * deferred one by one, and should reach the origin merged again.
+ */
 static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
 			     struct bio_list *writes, blk_status_t status)
 {
+	struct blk_plug plug;
 	struct bio *bio;
 
 	while ((bio = bio_list_pop(waiters))) {
@@ -492,8 +498,12 @@ static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
 			bio->bi_status = status;
 		bio_endio(bio);
 	}
+	if (bio_list_empty(writes))
+		return;
+	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(writes)))
 		ssdc_issue_write(sc, bio);
+	blk_finish_plug(&plug);
 }
 
 /*

@@ -283,6 +283,32 @@ disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 	assert_eq 16 "$(ssdc_stat io read_hits)" "hits on the second read"
 }
 
+# Completed write requests of a disk (/sys/block/NAME/stat, field 5).
+disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
+
+@test "io: writes that waited for a commit reach the origin merged again" {
+	# A write-through rewrite of 16 cached blocks: each block's write
+	# waits for the commit that journals its invalidation, and the
+	# commit issues them together. With no scheduler on the origin to
+	# merge them, only a plug does: a few requests, not 16.
+	echo none >/sys/block/io_o/queue/scheduler
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	udevadm settle
+	dd if="$dm" of=/dev/null bs=64k count=1 skip=20 iflag=direct status=none
+	sleep 2.5	# the fills are journaled as VALID (at most two commit intervals)
+	dmsetup message io 0 reset_stats
+	w0=$(disk_writes io_o)
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=64k count=1 status=none
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=64k seek=20 oflag=direct status=none
+	writes=$(( $(disk_writes io_o) - w0 ))
+	assert_eq 16 "$(ssdc_stat io write_hits)" "rewrites of cached blocks"
+	[ "$writes" -le 4 ] || fail "$writes origin write requests for 16 blocks"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(dd if="$origin" bs=64k skip=20 count=1 iflag=direct status=none | md5sum)" "the origin"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(dd if="$dm" bs=64k skip=20 count=1 iflag=direct status=none | md5sum)" "through the cache"
+}
+
 @test "io: status and table lines; the table line reloads the same cache" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
 	run dmsetup status io
