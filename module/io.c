@@ -678,7 +678,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 
 	/* A requeued read keeps the time it was first mapped. */
 	if (bio_op(bio) == REQ_OP_READ)
-		start = requeued ? pb->start_ns : ktime_get_ns();
+		start = requeued ? pb->start_ns : ssdc_clock_ns();
 	memset(pb, 0, offsetof(struct ssdc_bio, wgen));
 	pb->sc = sc;
 	pb->start_ns = start;

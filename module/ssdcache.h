@@ -9,6 +9,7 @@
 #include <linux/device-mapper.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/sched/clock.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
@@ -308,6 +309,16 @@ enum ssdc_bio_kind {
 	SSDC_BIO_WRITE,		/* write to the origin: writes_inflight held */
 	SSDC_BIO_WB_WRITE,	/* write to a slot: writes_inflight held */
 };
+
+/*
+ * The clock of the latency histograms: two reads per I/O. local_clock()
+ * is the scheduler's clock, read from the CPU's counter; ktime_get_ns()
+ * may read a slow clock device (an HPET) on every call.
+ */
+static inline u64 ssdc_clock_ns(void)
+{
+	return local_clock();
+}
 
 static inline void ssdc_count(struct ssdcache *sc, enum ssdc_counter c)
 {

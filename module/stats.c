@@ -7,17 +7,21 @@
  * (Documentation/ssdcache.rst, "Statistics").
  */
 #include <linux/kernel.h>
-#include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 
 #include "ssdcache.h"
 
-/* Counts a read served now, mapped at @start_ns, in histogram @which. */
+/*
+ * Counts a read served now, mapped at @start_ns (ssdc_clock_ns()), in
+ * histogram @which. The clock may differ a little between CPUs: a read
+ * that seems to end before it began took no time.
+ */
 void ssdc_account_latency(struct ssdcache *sc, enum ssdc_lat which, u64 start_ns)
 {
-	u64 ns = ktime_get_ns() - start_ns;
+	u64 now = ssdc_clock_ns();
+	u64 ns = now > start_ns ? now - start_ns : 0;
 	u64 us = div_u64(ns, NSEC_PER_USEC);
 	unsigned int b = us ? min_t(unsigned int, ilog2(us), SSDC_LAT_BUCKETS - 1) : 0;
 
