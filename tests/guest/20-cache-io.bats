@@ -190,66 +190,63 @@ cutoff_case() {
 	cutoff_case 256k 32 24 320
 }
 
-@test "io: a bypassed write holds back only the fills of its own sets" {
-	# A bypassed write of 8 blocks stays in flight for 5 s (dm-delay);
-	# meanwhile 256 reads elsewhere must fill the cache (about 200 of them
-	# fall in the 28 or more of its 36 sets that the write does not touch;
-	# none did when any bypassed write held back every fill), and reads of
-	# the blocks being written must not install data the write makes stale.
+# held_write SIZE SEEK "SKIP COUNT"...: a write-through cache on an
+# origin whose writes dm-delay holds for 5 s; one bypassed write of SIZE
+# at SEEK (in SIZE units) and, while it is in flight, the 4 KiB reads of
+# each "SKIP COUNT". Sets filled (blocks cached during the write); checks
+# that the write was bypassed and that its data reads back.
+held_write() {
+	local size=$1 seek=$2 r writer u0
+	shift 2
 	slow=$(dm_delay_create io_slow "$origin" 0 5000)
 	dm=$(ssdc_create io "$slow" "$cache" writethrough format sequential_cutoff 4096)
 	udevadm settle
 	u0=$(ssdc_used io)
-	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=32k count=1 status=none
-	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=32k seek=100 oflag=direct status=none &
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs="$size" count=1 status=none
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs="$size" seek="$seek" oflag=direct status=none &
 	writer=$!
 	sleep 0.5
 	dmsetup message io 0 sequential_cutoff 0
-	dd if="$dm" of=/dev/null bs=4k count=256 skip=4096 iflag=direct status=none
-	dd if="$dm" of=/dev/null bs=4k count=8 skip=800 iflag=direct status=none
+	for r in "$@"; do
+		dd if="$dm" of=/dev/null bs=4k skip="${r% *}" count="${r#* }" iflag=direct status=none
+	done
 	kill -0 "$writer" || fail "the bypassed write was no longer in flight"
 	sleep 1
 	filled=$(( $(ssdc_used io) - u0 ))
 	wait "$writer"
 	[ "$(ssdc_stat io bypassed_writes)" -ge 1 ] || fail "the write was not bypassed"
-	[ "$filled" -ge 128 ] || fail "only $filled of 256 reads filled during the write"
 	sleep 1
 	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
-		"$(dd if="$dm" bs=32k skip=100 count=1 iflag=direct status=none | md5sum)" "the written blocks"
+		"$(dd if="$dm" bs="$size" skip="$seek" count=1 iflag=direct status=none | md5sum)" \
+		"the written blocks"
+	sleep 1	# that read's fills
+	u_after=$(ssdc_used io)
+}
+
+@test "io: a bypassed write holds back only the fills of its own sets" {
+	# A bypassed write of 8 blocks; meanwhile 256 reads elsewhere must
+	# fill the cache (about 200 of them fall in the 28 or more of its 36
+	# sets that the write does not touch; none did when any bypassed write
+	# held back every fill), and reads of the blocks being written must
+	# not install data the write makes stale.
+	held_write 32k 100 "4096 256" "800 8"
+	[ "$filled" -ge 128 ] || fail "only $filled of 256 reads filled during the write"
 	assert_eq "$(dev_md5 "$slow")" "$(dev_md5 "$dm")" "through the cache vs origin"
 	dm_remove io
 	dm_remove io_slow
 }
 
 @test "io: a bypassed write of more than 64 blocks holds back every fill, and none is stale" {
-	# 128 blocks stay in flight for 5 s (dm-delay): such a write is
-	# counted once for the whole device, not set by set. Reads of the
-	# blocks being written get old data from the origin; none of it may
-	# be installed, and reads elsewhere fill nothing either.
-	slow=$(dm_delay_create io_slow "$origin" 0 5000)
-	dm=$(ssdc_create io "$slow" "$cache" writethrough format sequential_cutoff 4096)
-	udevadm settle
-	u0=$(ssdc_used io)
-	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=512k count=1 status=none
-	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=512k seek=2 oflag=direct status=none &
-	writer=$!
-	sleep 0.5
-	dmsetup message io 0 sequential_cutoff 0
-	dd if="$dm" of=/dev/null bs=4k count=128 skip=256 iflag=direct status=none
-	dd if="$dm" of=/dev/null bs=4k count=64 skip=4096 iflag=direct status=none
-	kill -0 "$writer" || fail "the bypassed write was no longer in flight"
-	sleep 1
-	filled=$(( $(ssdc_used io) - u0 ))
-	wait "$writer"
-	[ "$(ssdc_stat io bypassed_writes)" -ge 1 ] || fail "the write was not bypassed"
-	# (The write may also drop a block that udev's probe cached: -1.)
+	# 128 blocks: such a write is counted once for the whole device, not
+	# set by set. Reads of the blocks being written get old data from the
+	# origin; none of it may be installed, and reads elsewhere fill
+	# nothing either (the write may drop a block udev's probe cached: -1).
+	held_write 512k 2 "256 128" "4096 64"
 	[ "$filled" -le 0 ] || fail "$filled blocks filled during the write"
-	sleep 1
-	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
-		"$(dd if="$dm" bs=512k skip=2 count=1 iflag=direct status=none | md5sum)" "the written blocks"
 	dd if="$dm" of=/dev/null bs=4k count=64 skip=4096 iflag=direct status=none
 	sleep 1
-	[ $(( $(ssdc_used io) - u0 )) -ge 32 ] || fail "reads after the write filled nothing"
+	used=$(ssdc_used io)
+	[ $((used - u_after)) -ge 32 ] || fail "reads after the write filled $((used - u_after)) blocks"
 	assert_eq "$(dev_md5 "$slow")" "$(dev_md5 "$dm")" "through the cache vs origin"
 	dm_remove io
 	dm_remove io_slow
