@@ -144,8 +144,6 @@ def check_point(a, mark, dev):
 
 
 def sweep_points(a):
-    total = a.osect + a.csect
-    names = ["fc_cache", "fc_c", "fc_o", "fc_snap"]
     done = 0
     with open(a.log, "rb") as logf:
         sectorsize, entries = logwrites.read_log(logf)
@@ -159,12 +157,9 @@ def sweep_points(a):
             last = [m for i, m in marks if i < p and m[:1] == "d" and m[1:].isdigit()]
             mark = last[-1] if last else None
             try:
-                snap = crashcheck.dm_create("fc_snap", f"0 {total} snapshot {a.replay} {a.cow} N 8")
-                o = crashcheck.dm_create("fc_o", f"0 {a.osect} linear {snap} 0")
-                c = crashcheck.dm_create("fc_c", f"0 {a.csect} linear {snap} {a.osect}")
+                _, o, c = crashcheck.crash_stack("fc", a, a.replay)
                 try:
-                    dev = crashcheck.dm_create(
-                        "fc_cache", f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
+                    dev = crashcheck.load_cache("fc", a, o, c)
                 except RuntimeError as e:
                     print(f"fscrash: entry {p}: the cache does not load: {e}", file=sys.stderr)
                     return 1
@@ -175,7 +170,7 @@ def sweep_points(a):
                     return 1
                 done += 1
             finally:
-                crashcheck.dm_remove(*names)
+                crashcheck.dm_remove(*crashcheck.stack_names("fc"))
     print(f"fscrash: {done} crash points checked")
     return 0
 
