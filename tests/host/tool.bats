@@ -121,7 +121,8 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 	[ "$status" -eq 2 ]
 	export SSDCACHECTL_REGISTRY=$BATS_TEST_TMPDIR/caches
 	run "$TOOL" forget nosuch --force
-	[ "$status" -eq 3 ] && [[ "$output" == *"no such cache in $SSDCACHECTL_REGISTRY"* ]]
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"no such cache in $SSDCACHECTL_REGISTRY"* ]]
 	run "$TOOL" forget nosuch --now
 	[ "$status" -eq 2 ]
 }
@@ -129,11 +130,14 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 @test "tool: udev-probe and assemble say nothing and succeed for what is no cache's device" {
 	export SSDCACHECTL_REGISTRY=$BATS_TEST_TMPDIR/caches
 	run "$TOOL" udev-probe /nonexistent disk/by-id/x
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	run "$TOOL" udev-probe /dev/null
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	run "$TOOL" assemble /dev/null
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	run "$TOOL" assemble
 	[ "$status" -eq 2 ]
 }
