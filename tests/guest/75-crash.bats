@@ -61,28 +61,34 @@ crash_sweep() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^crashcheck: \([0-9]*\) crash points checked$/\1/p')
-	[ "${n:-0}" -ge 100 ] || fail "only ${n:-0} crash points"
+	[ "${n:-0}" -ge 70 ] || fail "only ${n:-0} crash points"
 	echo "# $n crash points checked" >&3
 	echo "$output" | grep 'during recovery checked' | sed 's/^crashcheck: /# /' >&3
 }
 
 @test "crash: every flush point of a write-back workload, then a switch to writethrough" {
-	crash_sweep 140 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
+	crash_sweep 100 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
 }
 
 @test "crash: every flush point with the cleaner and evictions running, then a full flush" {
-	crash_sweep 140 2 flush dirty_high 5 dirty_low 1
+	crash_sweep 100 2 flush dirty_high 5 dirty_low 1
 }
 
 # power_cut_wb SECONDS: a write-back workload over two null_blk disks with
-# volatile write caches, cut off after SECONDS.
+# volatile write caches, cut off SECONDS after its first durability point
+# (a busy machine can take seconds to reach it).
 power_cut_wb() {
-	local secs=$1
+	local secs=$1 i
 	origin=$(nullb_create pw_o 16 fast 4)
 	cache=$(nullb_create pw_c 6 fast 4)
 	dm=$(ssdc_create pw "$origin" "$cache" writeback format dirty_high 30 dirty_low 10)
+	: >"$BATS_TEST_TMPDIR/state"
 	python3 "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" 100000 $secs >/dev/null 2>&1 &
 	pid=$!
+	for i in $(seq 600); do
+		grep -q '^M ' "$BATS_TEST_TMPDIR/state" && break
+		sleep 0.1
+	done
 	sleep "$secs"
 	# Both devices lose power at once: a torn state across them.
 	nullb_power_off pw_c
