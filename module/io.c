@@ -267,10 +267,9 @@ static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb
 
 /* ---- write-back writes ---- */
 
-/* A write to a slot is done (or failed, or could not start). */
-static void wb_write_done(struct ssdcache *sc, struct bio *bio, blk_status_t status)
+/* The slot of a write to it that is done (or failed, or could not start). */
+static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t status)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	struct ssdc_set *st = &sc->sets[pb->set];
 	unsigned long flags;
 	u64 v;
@@ -292,6 +291,14 @@ static void wb_write_done(struct ssdcache *sc, struct bio *bio, blk_status_t sta
 		ssdc_count_error(sc, true, true);
 		DMERR_LIMIT("%s: write to cache block %llu failed (%d)",
 			    ssdcache_name(sc), pb->slot, blk_status_to_errno(status));
+	}
+}
+
+/* A cloned write to a slot is done: the bio completes, after a commit if FUA. */
+static void wb_write_done(struct ssdcache *sc, struct bio *bio, blk_status_t status)
+{
+	wb_slot_done(sc, ssdc_pb(bio), status);
+	if (status) {
 		bio->bi_status = status;
 		bio_endio(bio);
 	} else if (bio->bi_opf & REQ_FUA) {
@@ -311,25 +318,39 @@ static void wb_write_end_io(struct bio *clone)
 	wb_write_done(ssdc_pb(bio)->sc, bio, status);
 }
 
-/* Sends @bio to slot pb->slot, which the caller reserved or pinned. */
-static void cache_write(struct ssdcache *sc, struct bio *bio)
+/*
+ * Sends @bio to slot pb->slot, which the caller reserved or pinned. A
+ * plain write goes itself: ssdc_end_io() records the slot. A FUA write
+ * (dm never maps data with REQ_PREFLUSH) goes as a clone, so that the
+ * bio completes only once a commit has made the slot durable too.
+ */
+static int cache_write(struct ssdcache *sc, struct bio *bio)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
+	sector_t sector = ssdc_slot_sector(sc, pb->slot) +
+		(bio->bi_iter.bi_sector & (sc->block_sectors - 1));
 	struct bio *clone;
 
+	if (!(bio->bi_opf & (REQ_FUA | REQ_PREFLUSH))) {
+		pb->kind = SSDC_BIO_WB_REMAP;
+		bio_set_dev(bio, sc->cache->bdev);
+		bio->bi_iter.bi_sector = sector;
+		ssdc_count_bio(sc, true, bio);
+		return DM_MAPIO_REMAPPED;
+	}
 	pb->kind = SSDC_BIO_WB_WRITE;
 	clone = bio_alloc_clone(sc->cache->bdev, bio, GFP_NOIO, &sc->bs);
 	if (!clone) {
 		wb_write_done(sc, bio, BLK_STS_RESOURCE);
-		return;
+		return DM_MAPIO_SUBMITTED;
 	}
 	clone->bi_opf &= ~(REQ_FUA | REQ_PREFLUSH);
-	clone->bi_iter.bi_sector = ssdc_slot_sector(sc, pb->slot) +
-		(bio->bi_iter.bi_sector & (sc->block_sectors - 1));
+	clone->bi_iter.bi_sector = sector;
 	clone->bi_end_io = wb_write_end_io;
 	clone->bi_private = bio;
 	ssdc_count_bio(sc, true, clone);
 	submit_bio_noacct(clone);
+	return DM_MAPIO_SUBMITTED;
 }
 
 /*
@@ -460,8 +481,8 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	else
 		ssdc_count(sc, SSDC_C_WRITE_MISSES);
 	if (where > 0)
-		cache_write(sc, bio);
-	else if (wait)
+		return cache_write(sc, bio);
+	if (wait)
 		ssdc_meta_defer(sc, bio);
 	else
 		ssdc_issue_write(sc, bio);
@@ -1052,6 +1073,10 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		break;
 	case SSDC_BIO_WRITE:
 		origin_done(sc, bio, pb, *error);
+		write_end(sc, pb, !*error);
+		break;
+	case SSDC_BIO_WB_REMAP:
+		wb_slot_done(sc, pb, *error);
 		write_end(sc, pb, !*error);
 		break;
 	case SSDC_BIO_WB_WRITE:

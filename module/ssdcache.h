@@ -308,6 +308,7 @@ enum ssdc_bio_kind {
 	SSDC_BIO_MISS_READ,
 	SSDC_BIO_WRITE,		/* write to the origin: writes_inflight held */
 	SSDC_BIO_WB_WRITE,	/* write to a slot: writes_inflight held */
+	SSDC_BIO_WB_REMAP,	/* the same, the bio itself sent to the slot */
 };
 
 /*
