@@ -456,17 +456,24 @@ class HitSampler:
 
 
 def disk_stat(dev):
-    """(reads, writes, flushes, io_ticks ms) of block device DEV."""
+    """(reads, writes, flushes, io_ticks ms, sectors read) of block device DEV."""
     name = os.path.basename(os.path.realpath(dev))
     f = get(f"/sys/block/{name}/stat").split()
-    return (int(f[0]), int(f[4]), int(f[14]) if len(f) > 14 else 0, int(f[9]))
+    return (int(f[0]), int(f[4]), int(f[14]) if len(f) > 14 else 0, int(f[9]), int(f[2]))
+
+
+def cpu_stat():
+    """(busy, total) jiffies of all the guest's CPUs."""
+    f = [int(x) for x in get("/proc/stat").split("\n")[0].split()[1:]]
+    return (sum(f) - f[3] - f[4], sum(f))
 
 
 def disk_rates(before, after, secs):
     """The origin's load between two disk_stat() samples SECS apart."""
     d = [b - a for a, b in zip(before, after)]
     return {"reads_s": round(d[0] / secs, 1), "writes_s": round(d[1] / secs, 1),
-            "flushes_s": round(d[2] / secs, 1), "busy": round(d[3] / (secs * 1000), 3)}
+            "flushes_s": round(d[2] / secs, 1), "busy": round(d[3] / (secs * 1000), 3),
+            "read_kib_s": round(d[4] / 2 / secs, 1)}
 
 
 def read_settled(s):
@@ -519,7 +526,7 @@ def w_mixed(s):
     s.random_mode()
     prefix = f"{OUT}/iops-{s.name}"
     before = read_settled(s)
-    hdd0, t0 = disk_stat(s.devs["hdd"]), time.monotonic()
+    hdd0, cpu0, t0 = disk_stat(s.devs["hdd"]), cpu_stat(), time.monotonic()
     with HitSampler(s) as hs:
         r = fio(s.dev, "mixed", MIXED_SET,
                 ["--rw=randrw", "--rwmixread=90", "--bs=4k", "--iodepth=8",
@@ -528,6 +535,8 @@ def w_mixed(s):
     # What the workload cost the HDD: every system's misses, fills,
     # writebacks and flushes end there.
     r["hdd"] = disk_rates(hdd0, disk_stat(s.devs["hdd"]), time.monotonic() - t0)
+    cpu1 = cpu_stat()
+    r["guest_cpu_busy"] = round((cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1]), 3)
     after = read_settled(s)
     s.default_mode()
     r["hit_ratio"] = hit_ratio(before, after)
@@ -775,8 +784,9 @@ def summary(w, r):
     out = {"iops": round(total_iops({k: v for k, v in r.items()
                                      if k in ("read", "write")})),
            "hit_ratio": r.get("hit_ratio")}
-    if "hdd" in r:
-        out["hdd"] = r["hdd"]
+    for k in ("hdd", "guest_cpu_busy"):
+        if k in r:
+            out[k] = r[k]
     return out
 
 
