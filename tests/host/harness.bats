@@ -24,6 +24,14 @@ copy_tree() {
 	[ "${lines[4]}" = "FAIL P (test 5 of 5 never reported)" ]
 }
 
+@test "harness: tap-results drops the times of bats -T from the names" {
+	run "$TOP/scripts/tap-results" P <<<$'1..3\nok 1 a b in 46ms\nok 2 c in 141ms # skip no disk\nnot ok 3 d in 7ms'
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "PASS P a b" ]
+	[ "${lines[1]}" = "SKIP P c" ]
+	[ "${lines[2]}" = "FAIL P d" ]
+}
+
 @test "harness: tap-results fails a stream without a plan" {
 	run "$TOP/scripts/tap-results" P <<<"garbage"
 	[ "${lines[0]}" = "FAIL P (no TAP plan: the test runner did not start or crashed)" ]
