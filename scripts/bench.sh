@@ -21,6 +21,7 @@ rc=0
 for k in $kernels; do
 	scripts/build-module.sh "$k" >/dev/null || { echo "bench: $k: build failed"; rc=1; continue; }
 	rm -rf "${res:?}/$k"
+	steal0=$(scripts/host-steal)
 	echo "bench: $k: booting under TCG, ${secs} s per measured run (about $((secs * 100 / 60 + 10)) minutes)"
 	scripts/vm-run -k "$k" -m 6G -t $((secs * 400 + 1800)) -o "$res/$k" -- \
 		env BENCH_SECS="$secs" BENCH_SYSTEMS="${BENCH_SYSTEMS:-}" \
@@ -28,7 +29,11 @@ for k in $kernels; do
 		BENCH_FS="${BENCH_FS:-ext4}" BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" \
 		/usr/bin/python3 bench/guest.py "$res/$k" 2>&1 | tee "$res/$k.out"
 	r=${PIPESTATUS[0]}
-	echo "bench: $k: harness $(cat "$res/$k/harness" 2>/dev/null || echo unfinished), exit $r"
+	# Steal slows the guest unevenly: a run with much of it is not
+	# comparable with one without.
+	# shellcheck disable=SC2086
+	echo "bench: $k: harness $(cat "$res/$k/harness" 2>/dev/null || echo unfinished), exit $r," \
+		"host CPU steal $(scripts/host-steal $steal0)% during the run" | tee -a "$res/$k.out"
 	if [ -f "$res/$k/results.json" ]; then
 		/usr/bin/python3 bench/report.py "$res/$k" || rc=1
 	else

@@ -16,6 +16,7 @@ mkdir -p "$res"
 results=$res/results.txt
 : >"$results"
 t0=$(date +%s)
+steal0=$(scripts/host-steal)
 
 record() {
 	echo "$1 $2" >>"$results"
@@ -51,7 +52,9 @@ summary() {
 	f=$(grep -c '^FAIL' "$results")
 	s=$(grep -c '^SKIP' "$results")
 	echo
-	echo "check: results in $res ($(( $(date +%s) - t0 )) s)"
+	# shellcheck disable=SC2086
+	echo "check: results in $res ($(( $(date +%s) - t0 )) s," \
+		"host CPU steal $(scripts/host-steal $steal0)%)"
 	[ "$f" = 0 ] || { echo "failed:"; grep '^FAIL' "$results" | sed 's/^FAIL /  /'; }
 	if [ "$s" -gt 0 ]; then
 		echo "$p passed, $f failed, $s skipped"

@@ -32,6 +32,18 @@ copy_tree() {
 	[ "${lines[2]}" = "FAIL P d" ]
 }
 
+@test "harness: host-steal gives counters, then a percentage since them" {
+	run "$TOP/scripts/host-steal"
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^[0-9]+\ [0-9]+$ ]]
+	run "$TOP/scripts/host-steal" $output
+	[ "$status" -eq 0 ]
+	[[ "$output" =~ ^[0-9]+$ ]]
+	[ "$output" -le 100 ]
+	run "$TOP/scripts/host-steal" 1
+	[ "$status" -eq 2 ]
+}
+
 @test "harness: tap-results fails a stream without a plan" {
 	run "$TOP/scripts/tap-results" P <<<"garbage"
 	[ "${lines[0]}" = "FAIL P (no TAP plan: the test runner did not start or crashed)" ]
