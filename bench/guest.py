@@ -271,7 +271,7 @@ class Ssdcache(DmSystem):
     def read_stats(self):
         # From sysfs, as bcache's: a dmsetup process every second costs
         # the single-threaded TCG guest a noticeable share of its CPU.
-        d = f"/sys/block/{os.path.basename(os.path.realpath(self.dev))}/ssdcache/stats"
+        d = f"{sys_block(self.dev)}/ssdcache/stats"
         return int(get(f"{d}/read_hits")), int(get(f"{d}/read_misses"))
 
     def warm_mode(self, on):
@@ -455,10 +455,14 @@ class HitSampler:
             self.thread.join()
 
 
+def sys_block(dev):
+    """The /sys/block directory of block device node DEV (links followed)."""
+    return f"/sys/block/{os.path.basename(os.path.realpath(dev))}"
+
+
 def disk_stat(dev):
     """(reads, writes, flushes, io_ticks ms, sectors read) of block device DEV."""
-    name = os.path.basename(os.path.realpath(dev))
-    f = get(f"/sys/block/{name}/stat").split()
+    f = get(f"{sys_block(dev)}/stat").split()
     return (int(f[0]), int(f[4]), int(f[14]) if len(f) > 14 else 0, int(f[9]), int(f[2]))
 
 

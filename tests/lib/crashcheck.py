@@ -151,11 +151,13 @@ class Model:
             for s in range(start, start + n):
                 self.written.setdefault(s, set()).add(g)
         self._durable = {}
-        # verify() checks the never-written sectors run by run, and
-        # remembers what each sector content it has seen parses to.
+        # verify() checks the written sectors one by one, the never-written
+        # ones run by run, and remembers what each sector content it has
+        # seen parses to.
+        self.sectors = sorted(self.written)
         self.blank_runs = []
         lo = 0
-        for s in sorted(self.written) + [self.nsect]:
+        for s in self.sectors + [self.nsect]:
             if s > lo:
                 self.blank_runs.append((lo, s))
             lo = s + 1
@@ -195,7 +197,7 @@ def verify(image, model, mark):
                 for lo, hi in model.blank_runs)
     durable = model.durable(mark)
     zero = bytes(SECTOR)
-    for s in sorted(model.written) if blank else range(model.nsect):
+    for s in model.sectors if blank else range(model.nsect):
         data = image[s * SECTOR:(s + 1) * SECTOR]
         if data == zero and s not in durable:
             continue
@@ -381,7 +383,7 @@ def load_crash(a, model, mark):
         lw = dm_create("lc_lw", f"0 {total} log-writes {snap} {a.load_log}")
         o = dm_create("lc_o", f"0 {a.osect} linear {lw} 0")
         c = dm_create("lc_c", f"0 {a.csect} linear {lw} {a.osect}")
-        dm_create("lc_cache", f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
+        load_cache("lc", a, o, c)
     finally:
         dm_remove(*names)
     n = 0
