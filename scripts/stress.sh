@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make stress [STRESS_SECS=600] [SSDCACHE_KERNELS="k1 k2"]: the randomized
-# stress run (tests/guest/90-stress.bats) for STRESS_SECS seconds on each
+# stress run (tests/guest/90-stress.bats) for at least STRESS_SECS seconds on each
 # kernel, one VM at a time. Passes when every run passes and the harness
 # finds the kernel log clean and the module unloadable.
 set -uo pipefail
