@@ -13,26 +13,26 @@ setup() {
 
 @test "io: writethrough, 4 KiB blocks: fio verify, 4 KiB writes" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
-	fio_verify "$dm" 4k-4k 48M
+	fio_verify "$dm" 4k-4k 32M
 	[ "$(ssdc_stat io state)" = ok ]
 	[ "$(ssdc_stat io write_hits)" -gt 0 ]
 }
 
 @test "io: writethrough, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
-	fio_verify "$dm" 512-128k 48M
+	fio_verify "$dm" 512-128k 32M
 }
 
 @test "io: writeback, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
 	dm=$(ssdc_create io "$origin" "$cache" writeback format)
-	fio_verify "$dm" 512-128k 48M
+	fio_verify "$dm" 512-128k 32M
 	[ "$(ssdc_stat io state)" = ok ]
 }
 
 @test "io: writeback, 64 KiB blocks: fio verify, 4 KiB to 256 KiB writes" {
 	cache=$(nullb_create io_b 16 fast)
 	dm=$(ssdc_create io "$origin" "$cache" writeback format block_size 65536)
-	fio_verify "$dm" 4k-256k 48M
+	fio_verify "$dm" 4k-256k 32M
 }
 
 # lru_fifo_hits POLICY: on an empty cache of four sets, 12 rounds of: read
@@ -77,14 +77,14 @@ PY
 
 @test "io: writearound, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
 	dm=$(ssdc_create io "$origin" "$cache" writearound format)
-	fio_verify "$dm" 512-128k 48M
+	fio_verify "$dm" 512-128k 32M
 }
 
 @test "io: writethrough, 64 KiB blocks: fio verify, 512 B to 128 KiB writes" {
 	cache=$(nullb_create io_c64 32 fast)
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format block_size 65536)
 	[ "$(ssdc_stat io block_size)" = 65536 ]
-	fio_verify "$dm" 512-128k 48M
+	fio_verify "$dm" 512-128k 32M
 }
 
 @test "io: cache and origin agree after random writes and reads, both modes" {

@@ -15,7 +15,7 @@ teardown() {
 	devices_cleanup
 }
 
-@test "corrupted metadata: the module and ssdcachectl check agree on 120 damaged images" {
+@test "corrupted metadata: the module and ssdcachectl check agree on 60 damaged images" {
 	origin=$(nullb_create cdo 512 fast)
 	cache=$(nullb_create cdc 2 fast)
 	udevadm settle
@@ -24,9 +24,9 @@ teardown() {
 	# sees other images.
 	rseed=$(uname -r | cksum | cut -d' ' -f1)
 	run python3 "$SSDCACHE_TOP/tests/lib/corrupt_diff.py" "$SSDCACHECTL" "$cache" "$origin" \
-		"$SSDCACHE_TOP/tests/fuzz/corpus" 120 "$rseed" "$SSDCACHE_RESULTS"
+		"$SSDCACHE_TOP/tests/fuzz/corpus" 60 "$rseed" "$SSDCACHE_RESULTS"
 	udevadm control --start-exec-queue
 	echo "$output" | tee "$SSDCACHE_RESULTS/corrupt-diff.txt"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"120 rounds agree"* ]]
+	[[ "$output" == *"60 rounds agree"* ]]
 }

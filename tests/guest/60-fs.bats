@@ -79,6 +79,3 @@ fs_cycle() {
 	fs_cycle xfs writethrough 320
 }
 
-@test "fs: xfs on writearound" {
-	fs_cycle xfs writearound 320
-}

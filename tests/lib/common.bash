@@ -49,10 +49,11 @@ ssdc_create() {
 # ssdcache.rst), by name.
 ssdc_stat() {
 	local names="version mode block_size blocks dirty read_hits read_misses write_hits write_misses bypassed_reads bypassed_writes ram_per_block policy sequential_cutoff state writeback cleaned commits journal_blocks checkpoints flushes fua_writes dirty_high dirty_low writeback_idle_ms writeback_rate writeback_yield"
-	local i=4 n
+	local i=3 n f
 	for n in $names; do
 		if [ "$n" = "$2" ]; then
-			dmsetup status "$1" | awk -v f=$i '{print $f}'
+			read -ra f <<<"$(dmsetup status "$1")" || return 1
+			echo "${f[i]}"
 			return 0
 		fi
 		i=$((i + 1))
