@@ -14,13 +14,14 @@ setup() {
 	size=$(dev_sectors "$origin")
 }
 
-# Both devices' contents as one checksum. The devices are small: under
-# TCG, reading and hashing them is most of what a refusal costs.
+# Both devices' contents as one CRC (cksum hashes 3-4 times faster than
+# md5sum under TCG, where reading and hashing the devices was most of
+# what a refusal cost; a refusal that wrote anything would change it).
 snapshot() {
 	{
 		dd if="$origin" bs=1M iflag=direct status=none
 		dd if="$cache" bs=1M iflag=direct status=none
-	} | md5sum
+	} | cksum
 }
 
 # creation_refused TABLE_ARGS LOG_TEXT: creating "0 $size ssdcache
