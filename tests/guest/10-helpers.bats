@@ -65,7 +65,7 @@ setup() { require_guest; }
 	assert_eq "$(dev_sectors "$dev")" "$(dev_sectors "$ln")" "linear size"
 	[[ "$(dmsetup table dl)" == *delay* ]]
 	dd if=/dev/urandom of="$dl" bs=64k count=4 oflag=direct status=none
-	assert_eq "$(dev_md5 "$dev")" "$(dev_md5 "$ln")" "same data through both"
+	assert_eq "$(dev_sum "$dev")" "$(dev_sum "$ln")" "same data through both"
 }
 
 @test "helpers: dm-log-writes records writes and marks" {
@@ -90,18 +90,18 @@ setup() { require_guest; }
 	lw=$(dm_logwrites_create lw "$dev" "$log")
 	dd if=/dev/urandom of="$lw" bs=4k count=64 oflag=direct conv=fsync status=none
 	dm_logwrites_mark lw one
-	at_one=$(dev_md5 "$lw")
+	at_one=$(dev_sum "$lw")
 	dd if=/dev/urandom of="$lw" bs=4k seek=32 count=64 oflag=direct conv=fsync status=none
 	dm_logwrites_mark lw two
-	at_two=$(dev_md5 "$lw")
+	at_two=$(dev_sum "$lw")
 	dm_remove lw
 	lwpy=$SSDCACHE_TOP/tests/lib/logwrites.py
 	[ -n "$(python3 "$lwpy" points "$log")" ] || fail "no flush points logged"
 	python3 "$lwpy" replay "$log" "$replay" --to-mark one
-	assert_eq "$at_one" "$(dev_md5 "$replay")" "state at mark one"
+	assert_eq "$at_one" "$(dev_sum "$replay")" "state at mark one"
 	first=$(( $(python3 "$lwpy" list "$log" | grep -n 'mark=one$' | cut -d: -f1) ))
 	python3 "$lwpy" replay "$log" "$replay" --from "$first" --to-mark two
-	assert_eq "$at_two" "$(dev_md5 "$replay")" "state at mark two"
+	assert_eq "$at_two" "$(dev_sum "$replay")" "state at mark two"
 }
 
 @test "helpers: scsi_debug disk reads back what was written" {

@@ -96,7 +96,7 @@ PY
 		read_all "$dm"
 		read_all "$dm"
 		[ "$(ssdc_stat io read_hits)" -gt 0 ]
-		assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "$mode: through the cache vs origin"
+		assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "$mode: through the cache vs origin"
 		dm_remove io
 	done
 }
@@ -115,7 +115,7 @@ PY
 		assert_eq "$want" "$(dd if="$dm" bs=512 skip=$s count=1 iflag=direct status=none | md5sum)" "cache, sector $s"
 		assert_eq "$want" "$(dd if="$origin" bs=512 skip=$s count=1 iflag=direct status=none | md5sum)" "origin, sector $s"
 	done
-	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "whole device"
+	assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "whole device"
 }
 
 @test "io: a re-read of cached data is served from the SSD" {
@@ -171,7 +171,7 @@ cutoff_case() {
 	dd if=/dev/urandom of="$dm" bs="$bs" count="$count" seek="$count" oflag=direct status=none
 	n=$(ssdc_stat io bypassed_writes)
 	[ "$n" -ge "$min" ] || fail "$bs: $n of $count writes bypassed"
-	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "$bs: after the bypassed writes"
+	assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "$bs: after the bypassed writes"
 }
 
 @test "io: sequential I/O above the cutoff bypasses the cache" {
@@ -231,7 +231,7 @@ held_write() {
 	# not install data the write makes stale.
 	held_write 32k 100 "4096 256" "800 8"
 	[ "$filled" -ge 128 ] || fail "only $filled of 256 reads filled during the write"
-	assert_eq "$(dev_md5 "$slow")" "$(dev_md5 "$dm")" "through the cache vs origin"
+	assert_eq "$(dev_sum "$slow")" "$(dev_sum "$dm")" "through the cache vs origin"
 	dm_remove io
 	dm_remove io_slow
 }
@@ -247,7 +247,7 @@ held_write() {
 	sleep 1
 	used=$(ssdc_used io)
 	[ $((used - u_after)) -ge 32 ] || fail "reads after the write filled $((used - u_after)) blocks"
-	assert_eq "$(dev_md5 "$slow")" "$(dev_md5 "$dm")" "through the cache vs origin"
+	assert_eq "$(dev_sum "$slow")" "$(dev_sum "$dm")" "through the cache vs origin"
 	dm_remove io
 	dm_remove io_slow
 }

@@ -37,7 +37,7 @@ setup() { require_guest; }
 }
 
 # A write-back cache "fl" that cleans only when asked, with 4 MiB of
-# random 4 KiB writes dirty on it; $sum is the device's md5 then.
+# random 4 KiB writes dirty on it; $sum is the device's checksum then.
 dirty_cache() {
 	dev=$(nullb_create flo 64 fast)
 	cache=$(nullb_create flc 16 fast)
@@ -45,7 +45,7 @@ dirty_cache() {
 	ssdc_create fl "$dev" "$cache" writeback format $table_opts >/dev/null
 	fio_verify /dev/mapper/fl 4k-4k 4m
 	[ "$(ssdc_stat fl dirty)" -gt 0 ] || fail "nothing dirty"
-	sum=$(dev_md5 /dev/mapper/fl)
+	sum=$(dev_sum /dev/mapper/fl)
 }
 
 @test "ssdcachectl flush: writes every dirty block back; the origin alone then has the data" {
@@ -56,7 +56,7 @@ dirty_cache() {
 	assert_eq 0 "$(ssdc_stat fl dirty)" "dirty after flush"
 	run "$SSDCACHECTL" remove fl
 	[ "$status" -eq 0 ] || fail "remove: $output"
-	assert_eq "$sum" "$(dev_md5 "$dev")" "origin after flush and remove"
+	assert_eq "$sum" "$(dev_sum "$dev")" "origin after flush and remove"
 }
 
 @test "ssdcachectl flush: Ctrl-C cancels cleanly, the rest stays dirty" {
@@ -78,7 +78,7 @@ dirty_cache() {
 	assert_eq dirty "$(ssdc_stat fl writeback)" "writeback state after cancel"
 	left=$(ssdc_stat fl dirty)
 	[ "$left" -gt 0 ] && [ "$left" -lt "$before" ] || fail "dirty $before -> $left"
-	assert_eq "$sum" "$(dev_md5 /dev/mapper/fl)" "data after cancel"
+	assert_eq "$sum" "$(dev_sum /dev/mapper/fl)" "data after cancel"
 }
 
 @test "ssdcachectl remove: refuses dirty blocks without --flush or --keep-dirty; --keep-dirty keeps them for the next load" {
@@ -96,11 +96,11 @@ dirty_cache() {
 	! dmsetup info fl >/dev/null 2>&1 || fail "fl still exists"
 	ssdc_create fl "$dev" "$cache" writeback $table_opts >/dev/null
 	assert_eq "$dirty" "$(ssdc_stat fl dirty)" "dirty blocks after the next load"
-	assert_eq "$sum" "$(dev_md5 /dev/mapper/fl)" "data after the next load"
+	assert_eq "$sum" "$(dev_sum /dev/mapper/fl)" "data after the next load"
 
 	run "$SSDCACHECTL" remove fl --flush
 	[ "$status" -eq 0 ] || fail "remove --flush: $output"
-	assert_eq "$sum" "$(dev_md5 "$dev")" "origin after remove --flush"
+	assert_eq "$sum" "$(dev_sum "$dev")" "origin after remove --flush"
 }
 
 @test "ssdcachectl remove: refuses a device in use, and names a missing one" {
@@ -134,7 +134,7 @@ dirty_cache() {
 	[[ "$(dmsetup table lc)" == *" writeback "*"policy fifo"*"origin_id dev:lco"* ]] ||
 		fail "table: $(dmsetup table lc)"
 	fio_verify /dev/mapper/lc 4k-4k 4m
-	sum=$(dev_md5 /dev/mapper/lc)
+	sum=$(dev_sum /dev/mapper/lc)
 	dirty=$(ssdc_stat lc dirty)
 	[ "$dirty" -gt 0 ] || fail "nothing dirty"
 	run "$SSDCACHECTL" remove lc --keep-dirty
@@ -145,14 +145,14 @@ dirty_cache() {
 	_devices_register dm lc2
 	assert_eq writeback "$(ssdc_stat lc2 mode)" "mode after load"
 	assert_eq "$dirty" "$(ssdc_stat lc2 dirty)" "dirty after load"
-	assert_eq "$sum" "$(dev_md5 /dev/mapper/lc2)" "data after load"
+	assert_eq "$sum" "$(dev_sum /dev/mapper/lc2)" "data after load"
 	# A second load of the same cache is refused: it is in use.
 	run "$SSDCACHECTL" load "$cache" lc3
 	[ "$status" -eq 1 ] || fail "second load: $status $output"
 	[[ "$output" == *"in use"* ]] || fail "second load: $output"
 	run "$SSDCACHECTL" remove lc2 --flush
 	[ "$status" -eq 0 ] || fail "remove --flush: $output"
-	assert_eq "$sum" "$(dev_md5 "$dev")" "origin after remove --flush"
+	assert_eq "$sum" "$(dev_sum "$dev")" "origin after remove --flush"
 	# Without a name, load takes the registered one, which the last load
 	# set; a cache the registry does not know is named after its UUID.
 	run "$SSDCACHECTL" load "$cache"

@@ -58,7 +58,7 @@ dirty_fs_cache() {
 	umount "$mnt"
 	udevadm settle
 	fsuuid=$(blkid -p -s UUID -o value /dev/mapper/bt)
-	sum=$(dev_md5 /dev/mapper/bt)
+	sum=$(dev_sum /dev/mapper/bt)
 	dirty=$(ssdc_stat bt dirty)
 	[ "$dirty" -gt 0 ] || fail "nothing dirty"
 }
@@ -112,7 +112,7 @@ replug() {
 
 	replug origin
 	assert_eq "$dirty" "$(ssdc_stat bt dirty)" "dirty blocks after assembly (origin first)"
-	assert_eq "$sum" "$(dev_md5 /dev/mapper/bt)" "data after assembly (origin first)"
+	assert_eq "$sum" "$(dev_sum /dev/mapper/bt)" "data after assembly (origin first)"
 	# The table options given to create came back with the registry.
 	[[ "$(dmsetup table bt)" == *"dirty_high 100"*"writeback_idle_ms 0"* ]] ||
 		fail "table: $(dmsetup table bt)"
@@ -129,7 +129,7 @@ replug() {
 	[[ "$(dmsetup table bt)" == *"dirty_high 90 "*"writeback_rate 500 "* ]] ||
 		fail "table after set and reassembly: $(dmsetup table bt)"
 	assert_eq "$dirty" "$(ssdc_stat bt dirty)" "dirty blocks after assembly (cache first)"
-	assert_eq "$sum" "$(dev_md5 /dev/mapper/bt)" "data after assembly (cache first)"
+	assert_eq "$sum" "$(dev_sum /dev/mapper/bt)" "data after assembly (cache first)"
 	mount /dev/mapper/bt "$mnt"
 	assert_eq 2097152 "$(stat -c %s "$mnt/data")" "file size"
 	umount "$mnt"
@@ -162,7 +162,7 @@ replug() {
 	[[ "$output" == *"detached"* ]] || fail "remove --detach: $output"
 	udevadm settle
 	assert_eq 0 "$(blockdev --getro "$o")" "origin read-only flag after detach"
-	assert_eq "$sum" "$(dev_md5 "$o")" "origin after detach"
+	assert_eq "$sum" "$(dev_sum "$o")" "origin after detach"
 	assert_eq "$(readlink -f "$o")" "$(readlink -f "/dev/disk/by-uuid/$fsuuid")" \
 		"by-uuid link after detach"
 	! grep -q "^bt " /etc/ssdcache/caches || fail "still registered"
@@ -217,7 +217,7 @@ replug() {
 		[ "$status" -eq 0 ] || fail "$exec_start for $dev: $output"
 		dmsetup info bt >/dev/null 2>&1 || fail "not assembled for $dev: $output"
 		assert_eq "$dirty" "$(ssdc_stat bt dirty)" "dirty blocks (instance ${dev#/dev/})"
-		assert_eq "$sum" "$(dev_md5 /dev/mapper/bt)" "data (instance ${dev#/dev/})"
+		assert_eq "$sum" "$(dev_sum /dev/mapper/bt)" "data (instance ${dev#/dev/})"
 	done
 	# A device of no cache: nothing to do, and success (the unit must not fail).
 	nullb_create btz 16 fast >/dev/null

@@ -61,10 +61,10 @@ REF=$SSDCACHE_TOP/tests/lib/refmodel.py
 		{ cat "$BATS_TEST_TMPDIR/fio.out"; false; }
 	[ "$(ssdc_stat rc read_hits)" -gt 0 ]
 	sleep 1
-	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "cache vs origin"
+	assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "cache vs origin"
 	dm_remove rc
 	dm=$(ssdc_create rc "$origin" "$cache" writethrough)
-	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "after reload"
+	assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "after reload"
 }
 
 # power_cut MODE SECONDS: a workload on a cache over two null_blk disks with
@@ -90,7 +90,7 @@ power_cut() {
 	# Warm after the crash: blocks committed before the cut are still cached.
 	[ "$(ssdc_used pc)" -gt 0 ] || fail "$mode, cut after ${secs}s: the cache came back cold"
 	read_all "$dm"
-	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "$mode, cut after ${secs}s"
+	assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "$mode, cut after ${secs}s"
 	dm_remove pc
 	devices_cleanup
 }
@@ -192,5 +192,5 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 	dmsetup message ow 0 reset_stats
 	dd if="$dm" of=/dev/null bs=4k count=64 skip=1024 iflag=direct status=none
 	assert_eq 64 "$(ssdc_stat ow read_hits)" "hits on the rewritten blocks"
-	assert_eq "$(dev_md5 "$origin")" "$(dev_md5 "$dm")" "through the cache vs origin"
+	assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "through the cache vs origin"
 }

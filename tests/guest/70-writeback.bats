@@ -13,16 +13,16 @@ setup() {
 	origin=$(nullb_create wb_o 32 fast)
 	cache=$(nullb_create wb_c 16 fast)
 	dm=$(ssdc_create wb "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
-	before=$(dev_md5 "$origin")
+	before=$(dev_sum "$origin")
 	fio_verify "$dm" 4k-16k 8M
 	[ "$(ssdc_stat wb dirty)" -gt 0 ] || fail "no dirty block"
-	assert_eq "$before" "$(dev_md5 "$origin")" "origin before writeback"
+	assert_eq "$before" "$(dev_sum "$origin")" "origin before writeback"
 	assert_eq writeback "$(ssdc_stat wb mode)"
 	assert_eq dirty "$(ssdc_stat wb writeback)"
 	dmsetup message wb 0 flush
 	wait_clean wb
 	[ "$(ssdc_stat wb cleaned)" -gt 0 ]
-	assert_eq "$(dev_md5 "$dm")" "$(dev_md5 "$origin")" "cache vs origin after flush"
+	assert_eq "$(dev_sum "$dm")" "$(dev_sum "$origin")" "cache vs origin after flush"
 }
 
 @test "writeback: the cleaner starts by itself once the origin is idle (writeback_idle_ms)" {

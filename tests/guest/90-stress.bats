@@ -93,11 +93,11 @@ stress_action() {
 	"$SSDCACHECTL" flush st
 	assert_eq 0 "$(ssdc_stat st dirty)"
 	assert_eq ok "$(ssdc_stat st state)"
-	sum=$(dev_md5 "$origin")
-	assert_eq "$sum" "$(dev_md5 "$dm")" "cache vs origin"
+	sum=$(dev_sum "$origin")
+	assert_eq "$sum" "$(dev_sum "$dm")" "cache vs origin"
 	dm_remove st
 	dm=$(ssdc_create st "$origin" "$ssd" writeback)
-	assert_eq "$sum" "$(dev_md5 "$dm")" "after a reload"
+	assert_eq "$sum" "$(dev_sum "$dm")" "after a reload"
 	dm_remove st
 	run "$SSDCACHECTL" check "$ssd"
 	[ "$status" -eq 0 ] || fail "check after the run: $output"

@@ -215,7 +215,9 @@ devices_cleanup() {
 	return $rc
 }
 
-# md5 of a whole device, read with O_DIRECT so no cache hides anything.
-dev_md5() {
-	dd if="$1" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1
+# A checksum of a whole device, read with O_DIRECT so no cache hides
+# anything: POSIX cksum (a CRC-32 and the length), which under TCG hashes
+# 3-4 times faster than md5sum; tests only compare these with each other.
+dev_sum() {
+	dd if="$1" bs=1M iflag=direct status=none | cksum
 }
