@@ -93,12 +93,12 @@ vm_checks() {
 		return
 	fi
 	echo "check: booting $k for the guest suites"
-	# CI allows 90 minutes for everything: past 60 the guest suites are
+	# CI allows 90 minutes for everything: past 70 the guest suites are
 	# stopped, so that the run still ends with its results rather than
 	# CI's timeout. bats -T puts each test's time in the TAP output
 	# (vm-*/output.log).
 	# shellcheck disable=SC2086
-	scripts/vm-run -k "$k" -t 3600 -o "$res/vm-$k" -- bats -T --tap $suites \
+	scripts/vm-run -k "$k" -t 4200 -o "$res/vm-$k" -- bats -T --tap $suites \
 		>"$res/guest-$k.out" 2>"$res/vm-$k.err"
 	ingest "[$k]" "$res/vm-$k/output.log"
 	h=$(cat "$res/vm-$k/harness" 2>/dev/null || echo unfinished)
