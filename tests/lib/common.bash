@@ -21,9 +21,14 @@ require_guest() {
 	[ -n "${SSDCACHE_RESULTS:-}" ] || skip "guest-only test (run it through scripts/vm-run)"
 }
 
-# Kernel log lines printed since the mark taken by dmesg_mark.
-dmesg_mark() { DMESG_MARK=$(dmesg | wc -l); }
-dmesg_since() { dmesg | tail -n +"$((DMESG_MARK + 1))"; }
+# Kernel log lines printed since the mark taken by dmesg_mark. The mark
+# is a line written to the log itself: the ring wraps during a run (the
+# crash suite found a count of lines pointing past its end).
+dmesg_mark() {
+	DMESG_MARK="ssdcache-test: mark $BASHPID.$RANDOM.$SECONDS"
+	echo "$DMESG_MARK" >/dev/kmsg
+}
+dmesg_since() { dmesg | sed -n "\|$DMESG_MARK\$|,\$p" | tail -n +2; }
 
 # Fails the test with a message.
 fail() {
