@@ -57,7 +57,7 @@ ssdc_stat() {
 	local i=3 n f
 	for n in $names; do
 		if [ "$n" = "$2" ]; then
-			read -ra f <<<"$(dmsetup status "$1")" || return 1
+			read -ra f <<<"$(dmsetup status "$1")"
 			echo "${f[i]}"
 			return 0
 		fi
