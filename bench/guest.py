@@ -397,9 +397,20 @@ def all_systems(devs):
 
 # ---- fio -------------------------------------------------------------
 
+# fio seeds its zipf generator from a hash of the file's name (and the
+# job's number), so the same job on /dev/bcache0 and on /dev/mapper/x reads
+# different hot blocks: measured, 6,104 and 5,131 distinct blocks missed for
+# the same 40,000 I/Os. Every system is therefore given to fio under this
+# one name, a symbolic link to its device, and all see the same I/Os.
+FIO_DEV = "/dev/bench_io"
+
+
 def fio(dev, name, region, extra, secs=None, log_prefix=None):
     off, size = region
-    cmd = ["fio", f"--name={name}", f"--filename={dev}", "--direct=1",
+    if os.path.lexists(FIO_DEV):
+        os.unlink(FIO_DEV)
+    os.symlink(os.path.realpath(dev), FIO_DEV)
+    cmd = ["fio", f"--name={name}", f"--filename={FIO_DEV}", "--direct=1",
            "--ioengine=libaio", f"--offset={off}M", f"--size={size}M",
            "--randrepeat=1", "--output-format=json", "--group_reporting"]
     if secs:
