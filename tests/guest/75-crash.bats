@@ -41,12 +41,17 @@ replay_devices() {
 	modprobe dm-snapshot
 }
 
-# crash_sweep OPS SEED THEN [OPT...]: the workload, then THEN (a message
-# to the cache, or "none"), waiting until nothing is dirty; then every
-# crash point of all that.
+# The sweeps' lengths: make check runs these; set larger ones for a longer
+# search (each crash point costs about 2 s under TCG).
+CRASH_OPS=${SSDCACHE_CRASH_OPS:-40}
+FSCRASH_ROUNDS=${SSDCACHE_FSCRASH_ROUNDS:-3}
+
+# crash_sweep SEED THEN [OPT...]: CRASH_OPS operations, then THEN (a
+# message to the cache, or "none"), waiting until nothing is dirty; then
+# every crash point of all that.
 crash_sweep() {
-	local ops=$1 seed=$2 then=$3
-	shift 3
+	local ops=$CRASH_OPS seed=$1 then=$2
+	shift 2
 	log_devices cs "$@"
 	dm_logwrites_mark cs_lw formatted
 	python3 "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw
@@ -61,17 +66,18 @@ crash_sweep() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^crashcheck: \([0-9]*\) crash points checked$/\1/p')
-	[ "${n:-0}" -ge 40 ] || fail "only ${n:-0} crash points"
+	# 40 operations gave 37 to 41 points.
+	[ "${n:-0}" -ge $((ops * 5 / 8)) ] || fail "only ${n:-0} crash points"
 	echo "# $n crash points checked" >&3
 	echo "$output" | grep 'during recovery checked' | sed 's/^crashcheck: /# /' >&3
 }
 
 @test "crash: every flush point of a write-back workload, then a switch to writethrough" {
-	crash_sweep 60 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
+	crash_sweep 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
 }
 
 @test "crash: every flush point with the cleaner and evictions running, then a full flush" {
-	crash_sweep 60 2 flush dirty_high 5 dirty_low 1
+	crash_sweep 2 flush dirty_high 5 dirty_low 1
 }
 
 # power_cut_wb SECONDS: a write-back workload over two null_blk disks with
@@ -123,7 +129,7 @@ power_cut_wb() {
 	dm_logwrites_mark fs_lw formatted
 	mkdir -p "$mnt"
 	mount -t ext4 "$dm" "$mnt"
-	python3 "$FC" gen "$mnt" "$BATS_TEST_TMPDIR/state" 5 7 --marker fs_lw ||
+	python3 "$FC" gen "$mnt" "$BATS_TEST_TMPDIR/state" "$FSCRASH_ROUNDS" 7 --marker fs_lw ||
 		{ umount "$mnt"; fail "the workload failed"; }
 	umount "$mnt"
 	replay_devices fs
@@ -132,6 +138,7 @@ power_cut_wb() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^fscrash: \([0-9]*\) crash points checked$/\1/p')
-	[ "${n:-0}" -ge 50 ] || fail "only ${n:-0} crash points"
+	# 85 and 86 points seen in 5 rounds, 60 in 3.
+	[ "${n:-0}" -ge $((FSCRASH_ROUNDS * 10)) ] || fail "only ${n:-0} crash points"
 	echo "# $n crash points checked (ext4, e2fsck at each)" >&3
 }

@@ -221,3 +221,16 @@ devices_cleanup() {
 dev_sum() {
 	dd if="$1" bs=1M iflag=direct status=none | cksum
 }
+
+# dev_writes DEV...: the write and the discard requests each device has
+# completed so far (fields 5 and 12 of its /sys/block stat). Every write,
+# write-zeroes or discard that reaches a disk counts there, so equal
+# figures before and after an operation say that it wrote nothing, even
+# data equal to what was there, at no cost (a dev_sum reads the disk).
+dev_writes() {
+	local d f
+	for d in "$@"; do
+		read -ra f <"/sys/block/$(basename "$(readlink -f "$d")")/stat"
+		printf '%s %s ' "${f[4]}" "${f[11]:-0}"
+	done
+}
