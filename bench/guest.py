@@ -534,6 +534,11 @@ def w_write(s):
     return r
 
 
+# Workload 3's fio options (bench/mixprobe.py runs the same).
+MIXED_FIO = ["--rw=randrw", "--rwmixread=90", "--bs=4k", "--iodepth=8",
+             "--numjobs=2", "--random_distribution=zipf:1.2"]
+
+
 def w_mixed(s):
     """3 and 6. 90% random reads, zipf 1.2, queue depth 8, two jobs, a set
     three times the cache, from a cold start: the IOPS and the hit ratio
@@ -543,9 +548,7 @@ def w_mixed(s):
     before = read_settled(s)
     hdd0, cpu0, t0 = disk_stat(s.devs["hdd"]), cpu_stat(), time.monotonic()
     with HitSampler(s) as hs:
-        r = fio(s.dev, "mixed", MIXED_SET,
-                ["--rw=randrw", "--rwmixread=90", "--bs=4k", "--iodepth=8",
-                 "--numjobs=2", "--random_distribution=zipf:1.2"],
+        r = fio(s.dev, "mixed", MIXED_SET, MIXED_FIO,
                 secs=3 * SECS, log_prefix=prefix)
     # What the workload cost the HDD: every system's misses, fills,
     # writebacks and flushes end there.

@@ -74,10 +74,7 @@ def main():
         before = g.read_settled(s)
         h0, t0 = g.disk_stat(devs["hdd"]), time.monotonic()
         trace_start(devs["hdd"])
-        r = g.fio(s.dev, "mixed", g.MIXED_SET,
-                  ["--rw=randrw", "--rwmixread=90", "--bs=4k", "--iodepth=8",
-                   "--numjobs=2", "--random_distribution=zipf:1.2",
-                   f"--number_ios={NIOS}"])
+        r = g.fio(s.dev, "mixed", g.MIXED_SET, g.MIXED_FIO + [f"--number_ios={NIOS}"])
         secs = time.monotonic() - t0
         tr = trace_stop()
         h1 = g.disk_stat(devs["hdd"])
