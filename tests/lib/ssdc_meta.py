@@ -176,6 +176,7 @@ def main(argv):
             drop_cache(f)
         elif cmd == "bad-jrec":
             bad_jrec(f)
+            drop_cache(f)
         elif cmd == "bad-jrec-empty":
             bad_jrec(f, 0)
             drop_cache(f)
