@@ -14,9 +14,10 @@ copy_tree() {
 	cp -r "$TOP/Kbuild" "$TOP/include" "$TOP/module" "$TOP/scripts" "$tree/"
 }
 
-# Names as bats prints them, with and without -T's " in <N>ms".
+# Names as bats prints them, with and without -T's " in <N>ms", and one
+# that BATS_TEST_TIMEOUT stopped.
 @test "harness: tap-results counts pass, fail, skip and tests that never ran" {
-	run "$TOP/scripts/tap-results" P <<<$'1..7\nok 1 a\nnot ok 2 b\nok 3 c # skip no disk\nok 4 - d\nok 5 e f in 46ms\nok 6 g in 141ms # skip no disk'
+	run "$TOP/scripts/tap-results" P <<<$'1..8\nok 1 a\nnot ok 2 b\nok 3 c # skip no disk\nok 4 - d\nok 5 e f in 46ms\nok 6 g in 141ms # skip no disk\nnot ok 7 h in 900012ms # timeout after 900s'
 	[ "$status" -eq 0 ]
 	[ "${lines[0]}" = "PASS P a" ]
 	[ "${lines[1]}" = "FAIL P b" ]
@@ -24,7 +25,8 @@ copy_tree() {
 	[ "${lines[3]}" = "PASS P d" ]
 	[ "${lines[4]}" = "PASS P e f" ]
 	[ "${lines[5]}" = "SKIP P g" ]
-	[ "${lines[6]}" = "FAIL P (test 7 of 7 never reported)" ]
+	[ "${lines[6]}" = "FAIL P h (timeout after 900s)" ]
+	[ "${lines[7]}" = "FAIL P (test 8 of 8 never reported)" ]
 }
 
 @test "harness: host-steal gives counters, then a percentage since them" {

@@ -40,6 +40,7 @@ import hashlib
 import mmap
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -330,27 +331,60 @@ def udevd_pids():
     return [int(p) for p in r.stdout.split()]
 
 
-def sweep(a, points=None):
-    """Runs POINTS(a) (default: sweep_points) with udevd stopped: its
-    probes of every new device would pile up for minutes."""
+def udevd_gone(secs):
+    for _ in range(int(secs * 20)):
+        if not udevd_pids():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def udevd_stop():
+    """Stops every udevd; returns their command lines, to start them again."""
     subprocess.run(["udevadm", "settle"], check=False)
     cmdlines = []
     for pid in udevd_pids():
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmdlines.append([w.decode() for w in f.read().split(b"\0") if w])
-        os.kill(pid, 15)
+        os.kill(pid, signal.SIGTERM)
+    if udevd_gone(10):
+        return cmdlines
+    for pid in udevd_pids():
+        os.kill(pid, signal.SIGKILL)
+    if udevd_gone(5):
+        return cmdlines
+    raise RuntimeError("udevd does not stop")
+
+
+def udevd_start(cmdlines):
+    """Starts udevd again, detached from the test (no inherited
+    descriptors), and waits until it answers on its control socket: a
+    dmsetup that waits for udev would otherwise wait for ever."""
+    for cmd in cmdlines:
+        if "--daemon" not in cmd:
+            cmd.append("--daemon")
+        subprocess.run(cmd, check=False, close_fds=True, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if not cmdlines:
+        return
     for _ in range(100):
-        if not udevd_pids():
-            break
-        time.sleep(0.05)
+        if subprocess.run(["udevadm", "control", "--ping", "-t", "5"],
+                          check=False, capture_output=True).returncode == 0:
+            subprocess.run(["udevadm", "control", "--start-exec-queue"], check=False)
+            subprocess.run(["udevadm", "settle"], check=False)
+            return
+        time.sleep(0.1)
+    raise RuntimeError("udevd restarted but does not answer")
+
+
+def sweep(a, points=None):
+    """Runs POINTS(a) (default: sweep_points) with udevd stopped: its
+    probes of every new device would pile up for minutes."""
+    cmdlines = udevd_stop()
     try:
         return (points or sweep_points)(a)
     finally:
-        for cmd in cmdlines:
-            if "--daemon" not in cmd:
-                cmd.append("--daemon")
-            subprocess.run(cmd, check=False)
-        subprocess.run(["udevadm", "settle"], check=False)
+        udevd_start(cmdlines)
 
 
 def load_at(name, a, base, model, mark, prefix=None):

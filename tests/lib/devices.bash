@@ -193,6 +193,28 @@ _scsi_debug_remove() {
 
 # Tears down everything this test made, newest first. Returns non-zero if
 # anything could not be removed, and says what.
+# _dm_cleanup NAME: removes dm device NAME. dmsetup waits for udev to
+# finish the removal's event; a udevd that never does (stopped, paused or
+# gone) fails this cleanup after 120 s, with what udevd was doing, instead
+# of hanging the rest of the run.
+_dm_cleanup() {
+	local name=$1 ping
+	timeout 120 dmsetup remove --retry "$name" >/dev/null 2>&1 && return 0
+	if [ $? -eq 124 ]; then
+		ping=$(udevadm control --ping -t 5 2>&1 && echo answers) ||
+			ping="does not answer: $ping"
+		echo "cleanup: removing $name waited for udev for 120 s;" \
+			"udevd $(pgrep -x systemd-udevd | tr '\n' ' ')$ping" >&2
+		dmsetup udevcomplete_all -y >/dev/null 2>&1
+		dmsetup info "$name" >/dev/null 2>&1 &&
+			dmsetup remove --noudevsync --force --retry "$name" >/dev/null 2>&1
+		return 1
+	fi
+	timeout 120 dmsetup remove --force --retry "$name" >/dev/null 2>&1 && return 0
+	echo "cleanup: cannot remove dm device $name" >&2
+	return 1
+}
+
 devices_cleanup() {
 	local kind name rc=0 reg
 	reg=$(_registry)
@@ -200,9 +222,7 @@ devices_cleanup() {
 	while read -r kind name; do
 		case $kind in
 		dm) [ -e "/dev/mapper/$name" ] || continue
-		    dmsetup remove --retry "$name" >/dev/null 2>&1 ||
-			dmsetup remove --force --retry "$name" >/dev/null 2>&1 ||
-			{ echo "cleanup: cannot remove dm device $name" >&2; rc=1; } ;;
+		    _dm_cleanup "$name" || rc=1 ;;
 		loop) blockdev --setrw "$name" 2>/dev/null	# the flag outlives the file
 		      losetup -d "$name" 2>/dev/null || true ;;
 		nullb) _nullb_remove "$name" ||
