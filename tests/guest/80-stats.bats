@@ -289,13 +289,16 @@ set_ok() { { printf '%s\n' "$3" >"$1/$2"; } 2>/dev/null; }
 	stats_cache tp1 writeback
 	fio --name=load --filename=/dev/mapper/tp0 --direct=1 --ioengine=psync --bs=4k \
 		--rw=randread --size=1m --time_based --runtime=8 >/dev/null 2>&1 &
+	load=$!
 	tmux new-session -d -s top -x 120 -y 20 "$SSDCACHECTL top"
 	sleep 4
 	tmux capture-pane -p -t top >"$BATS_TEST_TMPDIR/top.txt"
 	tmux send-keys -t top q
 	sleep 1
 	! tmux has-session -t top 2>/dev/null || { tmux kill-session -t top; fail "top did not quit on q"; }
-	wait
+	# fio only: a bare wait would also wait for bats' own timer
+	# (BATS_TEST_TIMEOUT), which ends the test only when it expires.
+	wait "$load"
 	cat "$BATS_TEST_TMPDIR/top.txt"
 	grep -q "ssdcachectl top" "$BATS_TEST_TMPDIR/top.txt"
 	grep -q "HIT%.*READ/s.*DIRTY%.*CLEAN/s" "$BATS_TEST_TMPDIR/top.txt"

@@ -46,6 +46,14 @@ copy_tree() {
 	[ "${lines[0]}" = "FAIL P (no TAP plan: the test runner did not start or crashed)" ]
 }
 
+# bats (BATS_TEST_TIMEOUT) runs its timer as a background job of the
+# test's shell: a bare wait waits for it, 15 minutes, and fails the test.
+@test "harness: no test or helper waits for every background job" {
+	run grep -nE '(^|[;&|{(]|then|do)[[:space:]]*wait[[:space:]]*($|[;&|)}#])' \
+		"$TOP"/tests/guest/*.bats "$TOP"/tests/lib/*.bash
+	[ "$status" -eq 1 ] || { echo "a bare wait: $output"; false; }
+}
+
 @test "harness: kernels.sh lists only kernels with an image and headers" {
 	for k in $("$TOP/scripts/kernels.sh"); do
 		[ -f "/boot/vmlinuz-$k" ]

@@ -196,7 +196,8 @@ _scsi_debug_remove() {
 # _dm_cleanup NAME: removes dm device NAME. dmsetup waits for udev to
 # finish the removal's event; a udevd that never does (stopped, paused or
 # gone) fails this cleanup after 120 s, with what udevd was doing, instead
-# of hanging the rest of the run.
+# of hanging the rest of the run; udev's queue is started again for the
+# tests after it.
 _dm_cleanup() {
 	local name=$1 ping
 	timeout 120 dmsetup remove --retry "$name" >/dev/null 2>&1 && return 0
@@ -205,6 +206,8 @@ _dm_cleanup() {
 			ping="does not answer: $ping"
 		echo "cleanup: removing $name waited for udev for 120 s;" \
 			"udevd $(pgrep -x systemd-udevd | tr '\n' ' ')$ping" >&2
+		# What the next tests need: a queue that runs, no stale waits.
+		udevadm control --start-exec-queue 2>/dev/null
 		dmsetup udevcomplete_all -y >/dev/null 2>&1
 		dmsetup info "$name" >/dev/null 2>&1 &&
 			dmsetup remove --noudevsync --force --retry "$name" >/dev/null 2>&1
