@@ -142,54 +142,71 @@ def dup_map(f):
         f.write(page)
 
 
+def set_sb(f, name, value):
+    """Sets field NAME of every superblock copy, checksums right."""
+    off, fmt = SB_FIELDS[name]
+    for base in SB_COPIES:
+        sb = read_sb(f, base)
+        struct.pack_into(fmt, sb, off, value)
+        struct.pack_into("<I", sb, 12, block_csum(sb, 12))
+        f.seek(base)
+        f.write(sb)
+
+
+def flip(f, off):
+    f.seek(off)
+    b = f.read(1)[0] ^ 0xFF
+    f.seek(off)
+    f.write(bytes([b]))
+
+
+def print_sbs(f):
+    for off in SB_COPIES:
+        sb = read_sb(f, off)
+        vals = {k: struct.unpack_from(fmt, sb, o)[0] for k, (o, fmt) in SB_FIELDS.items()}
+        ok = vals["csum"] == block_csum(sb, 12)
+        print(f"copy@{off}: csum_ok={int(ok)} " +
+              " ".join(f"{k}={v}" for k, v in vals.items()))
+
+
+def print_sb_field(f, name):
+    sb = best_sb(f)
+    if sb is None:
+        print("no valid superblock", file=sys.stderr)
+        return 1
+    print(sb_field(sb, name))
+    return 0
+
+
+# The commands that write: main() writes their changes out and drops the
+# page cache after each, so that the disk has them when this exits (the
+# loads and write counters that follow look at the disk, not at this
+# process's page cache).
+WRITERS = {
+    "set-sb": lambda f, a: set_sb(f, a[0], int(a[1], 0)),
+    "flip-map": lambda f, a: flip_map(f, int(a[0])),
+    "dup-map": lambda f, a: dup_map(f),
+    "bad-jrec": lambda f, a: bad_jrec(f),
+    "bad-jrec-empty": lambda f, a: bad_jrec(f, 0),
+    "flip": lambda f, a: flip(f, int(a[0], 0)),
+}
+READERS = {
+    "sb": lambda f, a: print_sbs(f),
+    "get-sb": lambda f, a: print_sb_field(f, a[0]),
+}
+
+
 def main(argv):
-    cmd, dev = argv[0], argv[1]
-    with open(dev, "rb" if cmd == "sb" else "r+b") as f:
+    cmd, dev, args = argv[0], argv[1], argv[2:]
+    if cmd not in WRITERS and cmd not in READERS:
+        print(f"unknown command {cmd}", file=sys.stderr)
+        return 2
+    with open(dev, "r+b" if cmd in WRITERS else "rb") as f:
         drop_cache(f)
-        if cmd == "sb":
-            for off in SB_COPIES:
-                sb = read_sb(f, off)
-                vals = {k: struct.unpack_from(fmt, sb, o)[0] for k, (o, fmt) in SB_FIELDS.items()}
-                ok = vals["csum"] == block_csum(sb, 12)
-                print(f"copy@{off}: csum_ok={int(ok)} " +
-                      " ".join(f"{k}={v}" for k, v in vals.items()))
-        elif cmd == "set-sb":
-            off, fmt = SB_FIELDS[argv[2]]
-            for base in SB_COPIES:
-                sb = read_sb(f, base)
-                struct.pack_into(fmt, sb, off, int(argv[3], 0))
-                struct.pack_into("<I", sb, 12, block_csum(sb, 12))
-                f.seek(base)
-                f.write(sb)
-            drop_cache(f)
-        elif cmd == "get-sb":
-            sb = best_sb(f)
-            if sb is None:
-                print("no valid superblock", file=sys.stderr)
-                return 1
-            print(sb_field(sb, argv[2]))
-        elif cmd == "flip-map":
-            flip_map(f, int(argv[2]))
-            drop_cache(f)
-        elif cmd == "dup-map":
-            dup_map(f)
-            drop_cache(f)
-        elif cmd == "bad-jrec":
-            bad_jrec(f)
-            drop_cache(f)
-        elif cmd == "bad-jrec-empty":
-            bad_jrec(f, 0)
-            drop_cache(f)
-        elif cmd == "flip":
-            off = int(argv[2], 0)
-            f.seek(off)
-            b = f.read(1)[0] ^ 0xFF
-            f.seek(off)
-            f.write(bytes([b]))
-            drop_cache(f)
-        else:
-            print(f"unknown command {cmd}", file=sys.stderr)
-            return 2
+        if cmd in READERS:
+            return READERS[cmd](f, args) or 0
+        WRITERS[cmd](f, args)
+        drop_cache(f)
     return 0
 
 
