@@ -191,8 +191,6 @@ _scsi_debug_remove() {
 	return 1
 }
 
-# Tears down everything this test made, newest first. Returns non-zero if
-# anything could not be removed, and says what.
 # _dm_cleanup NAME: removes dm device NAME. dmsetup waits for udev to
 # finish the removal's event; a udevd that never does (stopped, paused or
 # gone) fails this cleanup after 120 s, with what udevd was doing, instead
@@ -218,6 +216,8 @@ _dm_cleanup() {
 	return 1
 }
 
+# Tears down everything this test made, newest first. Returns non-zero if
+# anything could not be removed, and says what.
 devices_cleanup() {
 	local kind name rc=0 reg
 	reg=$(_registry)
