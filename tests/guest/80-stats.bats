@@ -11,10 +11,12 @@ BASE=$((16 << 20))
 # udev probes a device after every close of a writer and every resume,
 # reading it: exact counts hold only while its event queue is paused.
 # dmsetup then runs with --noudevsync, so as not to wait for udev.
-udev_pause() { udevadm control --stop-exec-queue; }
+udev_pause() { udev_queue_stop; }
 teardown() {
-	udevadm control --start-exec-queue 2>/dev/null || true
-	devices_cleanup
+	local rc=0
+	udev_queue_start || rc=1
+	devices_cleanup || rc=1
+	return $rc
 }
 
 # st NAME COUNTER: one file of stats/.
@@ -82,8 +84,7 @@ stats_cache() {
 	fio_exact /dev/mapper/sy0 read:4k $BASE 256k
 	assert_eq 64 "$(st sy0 reads)" "reads after reload and more reads"
 
-	udevadm control --start-exec-queue
-	udevadm settle
+	udev_queue_start
 	dm_remove sy0
 	[ ! -e "$d" ] || fail "$d is still there"
 	[ -z "$(find /sys/block/*/ -maxdepth 1 -name ssdcache)" ] || fail "a directory stayed"

@@ -191,26 +191,86 @@ _scsi_debug_remove() {
 	return 1
 }
 
+# udevd 252 drops a control message now and then, while udevadm reports
+# success: it checks the sender's credentials, and a message that arrives
+# between its accept() of the connection and its setsockopt(SO_PASSCRED)
+# carries none ("Invalid sender uid 65534, ignoring message" in its debug
+# log). Under TCG a vCPU can stall for a whole time slice in that window.
+# On 6.12 a lost --start-exec-queue left a removal waiting for udev in 3
+# of 8 full runs, and within 3 to 5 rounds of 80-stats run alone. So
+# these two check the effect of each command and send it again.
+
+# udev_queue_stop: stops udevd's event queue. The check: an event made
+# after the command must stay queued (udevadm settle times out).
+udev_queue_stop() {
+	local i
+	for i in $(seq 1 20); do
+		udevadm control --stop-exec-queue || return 1
+		echo change >/sys/devices/virtual/mem/null/uevent
+		udevadm settle -t 2 >/dev/null 2>&1 || return 0
+	done
+	echo "udev_queue_stop: udevd keeps running its queue" >&2
+	return 1
+}
+
+# udev_queue_start: starts udevd's event queue again and waits until it
+# is empty.
+udev_queue_start() {
+	local i
+	for i in $(seq 1 60); do
+		udevadm control --start-exec-queue || return 1
+		udevadm settle -t 2 >/dev/null 2>&1 && return 0
+	done
+	echo "udev_queue_start: udevd's queue does not drain" >&2
+	return 1
+}
+
+# _udev_report: what udev and the device-mapper are doing, for a cleanup
+# that waited too long: udevd's answer, every udev worker, dmsetup and
+# blkid process with its state and kernel stack, the pending events and
+# the device-mapper's udev cookies.
+_udev_report() {
+	local p
+	echo "udevd: $(pgrep -x systemd-udevd | tr '\n' ' ')$(udevadm control --ping -t 5 2>&1 && echo answers)"
+	echo "events queued: $(ls /run/udev/queue 2>/dev/null && echo yes || echo none)"
+	for p in $(pgrep -f 'udev-worker|systemd-udevd|dmsetup|blkid|ssdcachectl'); do
+		[ -r "/proc/$p/stat" ] || continue
+		echo "pid $p ($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)): state $(awk '{print $3}' "/proc/$p/stat") wchan $(cat "/proc/$p/wchan" 2>/dev/null)"
+		sed 's/^/    /' "/proc/$p/stack" 2>/dev/null
+	done
+	echo "cookies:"; dmsetup udevcookies 2>&1 | sed 's/^/    /'
+	echo "devices:"; dmsetup info -c 2>&1 | sed 's/^/    /'
+}
+
 # _dm_cleanup NAME: removes dm device NAME. dmsetup waits for udev to
-# finish the removal's event; a udevd that never does (stopped, paused or
-# gone) fails this cleanup after 120 s, with what udevd was doing, instead
-# of hanging the rest of the run; udev's queue is started again for the
-# tests after it.
+# finish the removal's event; a removal still waiting after 120 s (udevd
+# stopped, paused or stuck, or the removal itself stuck in the kernel)
+# fails this cleanup, with a report of what udev and dmsetup were doing,
+# instead of hanging the rest of the run; udev's queue is started again
+# for the tests after it.
 _dm_cleanup() {
-	local name=$1 ping
-	timeout 120 dmsetup remove --retry "$name" >/dev/null 2>&1 && return 0
-	if [ $? -eq 124 ]; then
-		ping=$(udevadm control --ping -t 5 2>&1 && echo answers) ||
-			ping="does not answer: $ping"
-		echo "cleanup: removing $name waited for udev for 120 s;" \
-			"udevd $(pgrep -x systemd-udevd | tr '\n' ' ')$ping" >&2
+	local name=$1 pid i
+	dmsetup remove --retry "$name" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 1 1200); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		{
+			echo "cleanup: removing $name still waits after 120 s"
+			_udev_report
+		} >&2
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
 		# What the next tests need: a queue that runs, no stale waits.
-		udevadm control --start-exec-queue 2>/dev/null
+		udev_queue_start
 		dmsetup udevcomplete_all -y >/dev/null 2>&1
 		dmsetup info "$name" >/dev/null 2>&1 &&
 			dmsetup remove --noudevsync --force --retry "$name" >/dev/null 2>&1
 		return 1
 	fi
+	wait "$pid" && return 0
 	timeout 120 dmsetup remove --force --retry "$name" >/dev/null 2>&1 && return 0
 	echo "cleanup: cannot remove dm device $name" >&2
 	return 1
