@@ -975,27 +975,35 @@ static void fill_fn(struct work_struct *work)
 	blk_finish_plug(&plug);
 }
 
-/* Queues a fill for each block of a completed miss read that may have one. */
+/*
+ * Queues a fill for each block of a completed miss read that may have one,
+ * up to SSDC_MAX_FILLS in flight. Whatever it queued, the work runs: a
+ * fill left on the list without it would hold fills_inflight up for ever,
+ * and the next suspend would wait for it in ssdc_io_drain().
+ */
 static void queue_fills(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
 	struct ssdc_fill *f;
 	unsigned long flags;
+	bool queued = false;
 	unsigned int i;
 
 	for (i = 0; i < pb->nblocks; i++) {
 		if (!(pb->fills & BIT(i)))
 			continue;
 		if (atomic_read(&sc->fills_inflight) >= SSDC_MAX_FILLS)
-			return;
+			break;
 		f = copy_fill(sc, bio, pb, i);
 		if (!f)
-			return;
+			break;
 		atomic_inc(&sc->fills_inflight);
 		spin_lock_irqsave(&sc->fill_lock, flags);
 		list_add_tail(&f->list, &sc->fills);
 		spin_unlock_irqrestore(&sc->fill_lock, flags);
+		queued = true;
 	}
-	queue_work(sc->fill_wq, &sc->fill_work);
+	if (queued)
+		queue_work(sc->fill_wq, &sc->fill_work);
 }
 
 /* ---- completion ---- */

@@ -280,6 +280,42 @@ disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 	assert_eq 16 "$(ssdc_stat io read_hits)" "hits on the second read"
 }
 
+@test "io: a read that reaches the limit of fills in flight half-way still writes its fills" {
+	ssd=$(nullb_create io_s 16 fast)
+	lin=$(dm_linear_create io_l "$ssd")
+	dm=$(ssdc_create io "$origin" "$lin" writethrough format sequential_cutoff 0)
+	udevadm settle
+	sleep 1
+	dmsetup message io 0 reset_stats
+	# The SSD's table is suspended: the fills' writes wait there, and
+	# stay in flight. 68 reads of 15 uncached blocks: 1020 fills.
+	dmsetup suspend io_l
+	dd if="$dm" of=/dev/null bs=60k skip=300 count=68 iflag=direct status=none
+	sleep 1
+	# The next read reaches the limit (1024) after 4 of its 15 blocks;
+	# the one after it queues no fill.
+	dd if="$dm" of=/dev/null bs=60k skip=368 count=2 iflag=direct status=none
+	sleep 1
+	dmsetup resume io_l
+	for i in $(seq 1 100); do
+		[ "$(st_promotions)" -ge 1024 ] && break
+		sleep 0.1
+	done
+	# Those 4 were once left on the list with no work queued to write
+	# them: never written, and the next suspend waited for them for ever.
+	assert_eq 1024 "$(st_promotions)" "fills written"
+	dmsetup suspend io &
+	pid=$!
+	for i in $(seq 1 300); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	! kill -0 $pid 2>/dev/null || fail "suspend still waits after 30 s for fills never written"
+	wait $pid
+	dmsetup resume io
+}
+st_promotions() { cat "$(sysdir io)/stats/promotions"; }
+
 # Completed write requests of a disk (/sys/block/NAME/stat, field 5).
 disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 
