@@ -121,7 +121,7 @@ PY
 @test "io: a re-read of cached data is served from the SSD" {
 	dm=$(ssdc_create io "$origin" "$cache" writearound format)
 	dd if="$dm" of=/dev/null bs=4k count=256 iflag=direct status=none
-	sleep 1	# fills are asynchronous
+	ssdc_quiesce io	# fills are asynchronous
 	dmsetup message io 0 reset_stats
 	dd if="$dm" of=/dev/null bs=4k count=256 iflag=direct status=none
 	assert_eq 256 "$(ssdc_stat io read_hits)" "hits on the second pass"
@@ -264,7 +264,7 @@ disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 	# Block 165 (the sixth of the 16) is cached first: the read of all 16
 	# is then two origin reads around one hit.
 	dd if="$dm" of=/dev/null bs=4k skip=165 count=1 iflag=direct status=none
-	sleep 0.5
+	ssdc_quiesce io
 	r0=$(disk_reads io_o)
 	dmsetup message io 0 reset_stats
 	got=$(dd if="$dm" bs=64k skip=10 count=1 iflag=direct status=none | md5sum)
@@ -272,7 +272,7 @@ disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 	assert_eq 2 $(( $(disk_reads io_o) - r0 )) "origin reads for 16 blocks around a cached one"
 	assert_eq 1 "$(ssdc_stat io read_hits)" "hits"
 	assert_eq 15 "$(ssdc_stat io read_misses)" "missed blocks"
-	sleep 0.5
+	ssdc_quiesce io
 	assert_eq 16 $(( $(ssdc_used io) - u0 )) "cached blocks after the fills"
 	dmsetup message io 0 reset_stats
 	got=$(dd if="$dm" bs=64k skip=10 count=1 iflag=direct status=none | md5sum)
@@ -321,25 +321,41 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 
 @test "io: writes that waited for a commit reach the origin merged again" {
 	# A write-through rewrite of 16 cached blocks: each block's write
-	# waits for the commit that journals its invalidation, and the
-	# commit issues them together. With no scheduler on the origin to
-	# merge them, only a plug does: a few requests, not 16.
+	# waits for the commit that journals its invalidation, and a commit
+	# issues the writes it took together. With no scheduler on the origin
+	# to merge them, only a plug does. The SSD's table is suspended while
+	# the 16 blocks are mapped, so that the commits wait there and take
+	# the writes in at most two groups: however fast a commit is (it was
+	# faster than mapping the next block, one commit per write), a few
+	# origin requests, not 16.
 	echo none >/sys/block/io_o/queue/scheduler
-	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
+	lin=$(dm_linear_create io_l "$cache")
+	dm=$(ssdc_create io "$origin" "$lin" writethrough format)
 	udevadm settle
 	dd if="$dm" of=/dev/null bs=64k count=1 skip=20 iflag=direct status=none
-	sleep 2.5	# the fills are journaled as VALID (at most two commit intervals)
+	ssdc_quiesce io	# the fills are journaled as VALID
 	dmsetup message io 0 reset_stats
 	w0=$(disk_writes io_o)
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=64k count=1 status=none
-	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=64k seek=20 oflag=direct status=none
-	writes=$(( $(disk_writes io_o) - w0 ))
+	dmsetup suspend io_l
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=64k seek=20 oflag=direct status=none &
+	pid=$!
+	for i in $(seq 1 300); do
+		[ "$(ssdc_stat io write_hits)" -ge 16 ] && break
+		sleep 0.1
+	done
 	assert_eq 16 "$(ssdc_stat io write_hits)" "rewrites of cached blocks"
+	assert_eq "$w0" "$(disk_writes io_o)" "origin writes before a commit"
+	dmsetup resume io_l
+	wait $pid
+	writes=$(( $(disk_writes io_o) - w0 ))
 	[ "$writes" -le 4 ] || fail "$writes origin write requests for 16 blocks"
 	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
 		"$(dd if="$origin" bs=64k skip=20 count=1 iflag=direct status=none | md5sum)" "the origin"
 	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
 		"$(dd if="$dm" bs=64k skip=20 count=1 iflag=direct status=none | md5sum)" "through the cache"
+	dm_remove io
+	dm_remove io_l
 }
 
 @test "io: status and table lines; the table line reloads the same cache" {

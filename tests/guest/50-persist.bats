@@ -33,7 +33,7 @@ REF=$SSDCACHE_TOP/tests/lib/refmodel.py
 	dm=$(ssdc_create wr "$origin" "$cache" writethrough format)
 	pass() { dd if="$dm" of=/dev/null bs=4k count=512 skip=1024 iflag=direct status=none; }
 	pass
-	sleep 1
+	ssdc_quiesce wr
 	dmsetup message wr 0 reset_stats
 	pass
 	before=$(ssdc_stat wr read_hits)
@@ -181,7 +181,7 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 	# 256 KiB at 4 MiB, written and read once: all cached.
 	dd if=/dev/urandom of="$dm" bs=4k count=64 seek=1024 oflag=direct status=none
 	dd if="$dm" of=/dev/null bs=4k count=64 skip=1024 iflag=direct status=none
-	sleep 2.5	# the next sync (at most two commit intervals) is over
+	ssdc_quiesce ow	# the fills are journaled as VALID
 	dmsetup message ow 0 reset_stats
 	dd if="$dm" of=/dev/null bs=4k count=64 skip=1024 iflag=direct status=none
 	assert_eq 64 "$(ssdc_stat ow read_hits)" "cached blocks"

@@ -50,6 +50,11 @@ ssdc_create() {
 	dm_create "$name" "0 $(dev_sectors "$origin") ssdcache $origin $cache $mode$(opt_args "$@")"
 }
 
+# ssdc_quiesce NAME: every fill of NAME written and journaled. A suspend
+# waits for the fills in flight and commits; the resume goes on. A sleep
+# is no such guarantee: on a loaded machine, commits run late.
+ssdc_quiesce() { dmsetup suspend "$1" && dmsetup resume "$1"; }
+
 # ssdc_stat NAME FIELD: one field of the status line (Documentation/
 # ssdcache.rst), by name.
 ssdc_stat() {
