@@ -15,7 +15,8 @@
  *         to be durable, see meta.c); then the origin is written, and in
  *         write-through mode a whole-block write is also written to a free
  *         slot, completing when both are done. An SSD failure there only
- *         drops the copy.
+ *         drops the copy. No new copy is made while another write to the
+ *         origin may overlap it (may_copy_write_locked()).
  * Writes to the SSD with REQ_FUA, and flushes, complete after the next
  * commit (meta.c). Large sequential I/O (seqcut.c) and discards go to the
  * origin whole, after invalidating what they cover; dirty blocks are
@@ -68,6 +69,7 @@ static void set_writes_locked(struct ssdc_set *st, int delta)
 	st->wgen++;
 }
 
+/* A range write: it goes to the origin, so it counts in origin_inflight too. */
 static void set_writes(struct ssdcache *sc, u32 set, int delta)
 {
 	struct ssdc_set *st = &sc->sets[set];
@@ -75,6 +77,7 @@ static void set_writes(struct ssdcache *sc, u32 set, int delta)
 
 	spin_lock_irqsave(&st->lock, flags);
 	set_writes_locked(st, delta);
+	st->origin_inflight += delta;
 	spin_unlock_irqrestore(&st->lock, flags);
 }
 
@@ -112,6 +115,20 @@ static void range_writes(struct ssdcache *sc, u64 first, u64 last, int delta)
 }
 
 /*
+ * Whether a write may put a new copy of a block of set @st (locked) on the
+ * SSD: no other write to the origin that may cover the block is under way
+ * (@own: this write is one, and counted). Two overlapping writes reach
+ * the origin in either order; a copy of one beside the other's origin
+ * write could end up clean and differ from the origin (a write-through
+ * copy, or a write-back block that the cleaner writes back before the
+ * other write lands). Such a write goes to the origin alone.
+ */
+static bool may_copy_write_locked(struct ssdcache *sc, struct ssdc_set *st, u32 own)
+{
+	return st->origin_inflight == own && !atomic_read(&sc->long_writes);
+}
+
+/*
  * Whether a read may install a copy of an uncached block of set @st
  * (locked): no write to the set's blocks is under way.
  */
@@ -134,6 +151,10 @@ static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
 	st = &sc->sets[pb->set];
 	spin_lock_irqsave(&st->lock, flags);
 	set_writes_locked(st, -1);
+	if (pb->origin_held) {
+		st->origin_inflight--;
+		pb->origin_held = 0;
+	}
 	if (pb->installed) {
 		u64 v = sc->slots[pb->slot];
 
@@ -217,8 +238,12 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 	long slot;
 
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
-	/* A copy whose eviction is not durable yet: install none for now. */
-	if (ssdc_evicting_locked(sc, set, oblock) || ssdc_lookup(sc, set, oblock) >= 0) {
+	/*
+	 * A copy whose eviction is not durable yet, or another write to the
+	 * origin under way: install none for now.
+	 */
+	if (ssdc_evicting_locked(sc, set, oblock) || ssdc_lookup(sc, set, oblock) >= 0 ||
+	    !may_copy_write_locked(sc, &sc->sets[set], 1)) {
 		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 		return -1;
 	}
@@ -406,7 +431,8 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 		return 1;
 	}
 	if (READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && pb->whole_block &&
-	    bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded)) {
+	    bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded) &&
+	    may_copy_write_locked(sc, &sc->sets[set], 0)) {
 		fresh = ssdc_take_free(sc, set);
 		if (fresh >= 0) {
 			if (slot >= 0)
@@ -464,6 +490,10 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
 	set_writes_locked(&sc->sets[set], 1);
 	where = route_block_write(sc, bio, &wait, &hit);
+	if (!where) {
+		sc->sets[set].origin_inflight++;
+		pb->origin_held = 1;
+	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	if (where < 0) {
 		write_end(sc, pb, false);

@@ -115,6 +115,7 @@ struct ssdc_set {
 	spinlock_t lock;	/* protects this set's slots, stamps and fields */
 	u16 clock;		/* policy clock: ticks on every access */
 	u32 writes_inflight;	/* writes to this set's origin blocks */
+	u32 origin_inflight;	/* those of them that go to the origin */
 	u32 wgen;		/* bumped when such a write starts or ends */
 };
 
@@ -296,6 +297,7 @@ struct ssdc_bio {
 	u8 rewrite:1;		/* write-back write into a dirty slot */
 	u8 rejected:1;		/* failed with no device I/O (failed state) */
 	u8 origin_write:1;	/* a write with data sent to the origin */
+	u8 origin_held:1;	/* block write: counted in origin_inflight */
 	u64 start_ns;		/* reads: when mapped, for the histograms */
 	unsigned long wait_since; /* degraded: jiffies a dirty write began to wait */
 	/* Last, and not cleared by map: only entries in fills are read. */
