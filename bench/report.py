@@ -95,7 +95,9 @@ def pg_table(res, fs, lines):
     peer_v, peer = best_peer(systems, w)
     lines.append(f"### PostgreSQL pgbench on {fs} (scale {pg.get('scale')}, "
                  f"{pg.get('db_mb', {}).get(fs, '?')} MiB database, {pg.get('clients')} clients, "
-                 f"memory limit {pg.get('memory_limit')})\n")
+                 f"memory limit {pg.get('memory_limit')}, "
+                 f"{pg.get('cache_mb', 144)} MiB cache device, "
+                 f"{'prewarmed' if pg.get('prewarm') else 'cold'})\n")
     lines.append(f"| system | TPS | latency ms | x raw HDD | x raw SSD | x best peer ({peer}) | read hit ratio |")
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
     for s in systems.values():
