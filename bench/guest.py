@@ -17,7 +17,7 @@ Environment:
   BENCH_PG_SCALE  pgbench scale (default 20: a 546 MiB data directory)
   BENCH_PG_CACHE_MB  the cache device for pgbench (default 768: the
                   database fits in it, as an operator would size it)
-  BENCH_PG_PREWARM   1 (default): read the database's files once, through
+  BENCH_PG_PREWARM   1 (default): read the database's files twice, through
                   each cache's warm mode, before pgbench; 0: start cold
 """
 
@@ -738,8 +738,7 @@ def prewarm(s):
                 run(["dd", f"if={f}", "of=/dev/null", "bs=1M", "iflag=direct",
                      "status=none"], check=False)
     finally:
-        s.warm_mode(False)
-        s.random_mode()
+        s.warm_mode(False)      # back to random_mode()'s cutoff
 
 
 def w_pgbench(s, fs, golden):
