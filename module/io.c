@@ -16,7 +16,9 @@
  *         write-through mode a whole-block write is also written to a free
  *         slot, completing when both are done. An SSD failure there only
  *         drops the copy. No new copy is made while another write to the
- *         origin may overlap it (may_copy_write_locked()).
+ *         origin may overlap it (may_copy_write_locked()). Outside
+ *         write-back mode, whole blocks that are not dirty go to the
+ *         origin together, up to SSDC_WRITE_RUN (map_run_write()).
  * Writes to the SSD with REQ_FUA, and flushes, complete after the next
  * commit (meta.c). Large sequential I/O (seqcut.c) and discards go to the
  * origin whole, after invalidating what they cover; dirty blocks are
@@ -138,12 +140,70 @@ static bool may_fill_locked(struct ssdcache *sc, struct ssdc_set *st)
 	       ssdc_may_cache(sc);
 }
 
+/*
+ * The end of a write-through copy in @slot of @oblock, under its set's
+ * lock: valid if the write (both halves) went well, else free again.
+ */
+static void copy_end_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool ok)
+{
+	u64 v = sc->slots[slot];
+
+	if (ok && !(v & (SSDC_SF_CANCEL | SSDC_SF_SSD_ERR))) {
+		ssdc_make_valid_locked(sc, slot, oblock, false);
+	} else {
+		sc->slots[slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
+		atomic64_dec(&sc->used);
+	}
+}
+
+/* Whether sets[n] is one of sets[0..n-1]. */
+static bool set_seen(const u32 *sets, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (sets[i] == sets[n])
+			return true;
+	return false;
+}
+
+/*
+ * The end of a run write: each block's set, and the copies made. The
+ * write counted once in the origin_inflight of each of its sets.
+ */
+static void run_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
+{
+	u32 sets[SSDC_WRITE_RUN];
+	unsigned long flags;
+	unsigned int i;
+
+	for (i = 0; i < pb->nblocks; i++) {
+		u64 b = pb->oblock + i;
+		struct ssdc_set *st;
+
+		sets[i] = ssdc_set_of(sc, b);
+		st = &sc->sets[sets[i]];
+		spin_lock_irqsave(&st->lock, flags);
+		set_writes_locked(st, -1);
+		if (!set_seen(sets, i))
+			st->origin_inflight--;
+		if (pb->run_installed & BIT(i))
+			copy_end_locked(sc, pb->run_slot[i], b, ok);
+		spin_unlock_irqrestore(&st->lock, flags);
+	}
+	pb->run = 0;
+}
+
 /* The end of a write; a write-through copy it installed becomes valid. */
 static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
 {
 	struct ssdc_set *st;
 	unsigned long flags;
 
+	if (pb->run) {
+		run_end(sc, pb, ok);
+		return;
+	}
 	if (pb->set == SSDC_NO_SET) {
 		range_writes(sc, pb->oblock, pb->last, -1);
 		return;
@@ -155,16 +215,8 @@ static void write_end(struct ssdcache *sc, struct ssdc_bio *pb, bool ok)
 		st->origin_inflight--;
 		pb->origin_held = 0;
 	}
-	if (pb->installed) {
-		u64 v = sc->slots[pb->slot];
-
-		if (ok && !(v & (SSDC_SF_CANCEL | SSDC_SF_SSD_ERR))) {
-			ssdc_make_valid_locked(sc, pb->slot, pb->oblock, false);
-		} else {
-			sc->slots[pb->slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
-			atomic64_dec(&sc->used);
-		}
-	}
+	if (pb->installed)
+		copy_end_locked(sc, pb->slot, pb->oblock, ok);
 	spin_unlock_irqrestore(&st->lock, flags);
 }
 
@@ -215,20 +267,57 @@ static void failed_write(struct ssdcache *sc, struct bio *bio)
 static void wt_ssd_end_io(struct bio *clone)
 {
 	struct bio *parent = clone->bi_private;
-	struct ssdc_bio *pb = ssdc_pb(parent);
-	struct ssdcache *sc = pb->sc;
+	struct ssdcache *sc = ssdc_pb(parent)->sc;
+	u64 slot = container_of(clone, struct ssdc_clone, bio)->slot;
 	unsigned long flags;
 
 	if (clone->bi_status) {
-		struct ssdc_set *st = &sc->sets[pb->set];
+		struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
 
 		spin_lock_irqsave(&st->lock, flags);
-		sc->slots[pb->slot] |= SSDC_SF_SSD_ERR;
+		sc->slots[slot] |= SSDC_SF_SSD_ERR;
 		spin_unlock_irqrestore(&st->lock, flags);
 		ssdc_count_error(sc, true, true);
 	}
 	bio_put(clone);
 	bio_endio(parent);	/* drops the reference taken for this clone */
+}
+
+/* Frees a slot reserve_slot() gave, for a copy that could not start. */
+static void unreserve_slot(struct ssdcache *sc, u64 slot)
+{
+	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
+	unsigned long flags;
+
+	spin_lock_irqsave(&st->lock, flags);
+	sc->slots[slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
+	atomic64_dec(&sc->used);
+	spin_unlock_irqrestore(&st->lock, flags);
+}
+
+/*
+ * Sends a copy of @bio's @len sectors from @skip on to @slot; the bio
+ * completes once the copy is written too. False if no clone could be had.
+ */
+static bool copy_to_slot(struct ssdcache *sc, struct bio *bio, u64 slot,
+			 sector_t skip, sector_t len, gfp_t gfp)
+{
+	struct bio *clone = bio_alloc_clone(sc->cache->bdev, bio, gfp, &sc->bs);
+
+	if (!clone)
+		return false;
+	container_of(clone, struct ssdc_clone, bio)->slot = slot;
+	if (skip)
+		bio_advance(clone, skip << SECTOR_SHIFT);
+	clone->bi_iter.bi_size = len << SECTOR_SHIFT;
+	clone->bi_opf &= ~(REQ_FUA | REQ_PREFLUSH);
+	clone->bi_iter.bi_sector = ssdc_slot_sector(sc, slot);
+	clone->bi_end_io = wt_ssd_end_io;
+	clone->bi_private = bio;
+	bio_inc_remaining(bio);
+	ssdc_count_bio(sc, true, clone);
+	submit_bio_noacct(clone);
+	return true;
 }
 
 /* Reserves a FREE slot for @oblock; evicts for next time if there is none. */
@@ -264,30 +353,46 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 /* Also writes a whole-block write-through write to a fresh slot. */
 static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
-	struct bio *clone;
 	long slot = reserve_slot(sc, pb->set, pb->oblock);
 
 	if (slot < 0)
 		return;
-	clone = bio_alloc_clone(sc->cache->bdev, bio, GFP_NOIO, &sc->bs);
-	if (!clone) {
-		unsigned long flags;
-
-		spin_lock_irqsave(&sc->sets[pb->set].lock, flags);
-		sc->slots[slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
-		atomic64_dec(&sc->used);
-		spin_unlock_irqrestore(&sc->sets[pb->set].lock, flags);
-		return;
-	}
+	/* Recorded first: the copy may complete before this returns. */
 	pb->slot = slot;
 	pb->installed = 1;
-	clone->bi_opf &= ~(REQ_FUA | REQ_PREFLUSH);
-	clone->bi_iter.bi_sector = ssdc_slot_sector(sc, slot);
-	clone->bi_end_io = wt_ssd_end_io;
-	clone->bi_private = bio;
-	bio_inc_remaining(bio);
-	ssdc_count_bio(sc, true, clone);
-	submit_bio_noacct(clone);
+	if (!copy_to_slot(sc, bio, slot, 0, sc->block_sectors, GFP_NOIO)) {
+		pb->installed = 0;
+		unreserve_slot(sc, slot);
+	}
+}
+
+/*
+ * The same for each block of a run write. The clones after the first
+ * come from the same bio_set before any is sent (dm queues our
+ * submissions until map returns): they must not wait for its reserve;
+ * a block that gets none is just not copied.
+ */
+static void wt_install_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
+{
+	gfp_t gfp = GFP_NOIO;
+	unsigned int i;
+
+	for (i = 0; i < pb->nblocks; i++) {
+		u64 b = pb->oblock + i;
+		long slot = reserve_slot(sc, ssdc_set_of(sc, b), b);
+
+		if (slot < 0)
+			continue;
+		pb->run_slot[i] = slot;
+		pb->run_installed |= BIT(i);
+		if (copy_to_slot(sc, bio, slot, (sector_t)i << sc->block_shift,
+				 sc->block_sectors, gfp)) {
+			gfp = GFP_NOWAIT | __GFP_NOWARN;
+		} else {
+			pb->run_installed &= ~BIT(i);
+			unreserve_slot(sc, slot);
+		}
+	}
 }
 
 /* ---- write-back writes ---- */
@@ -392,9 +497,13 @@ void ssdc_issue_write(struct ssdcache *sc, struct bio *bio)
 		return;
 	}
 
-	if (pb->whole_block && bio_op(bio) == REQ_OP_WRITE &&
-	    READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITETHROUGH && ssdc_may_cache(sc))
-		wt_install(sc, bio, pb);
+	if ((pb->whole_block || pb->run) && bio_op(bio) == REQ_OP_WRITE &&
+	    READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITETHROUGH && ssdc_may_cache(sc)) {
+		if (pb->run)
+			wt_install_run(sc, bio, pb);
+		else
+			wt_install(sc, bio, pb);
+	}
 	remap_origin(sc, bio);
 	ssdc_count_bio(sc, false, bio);
 	submit_bio_noacct(bio);
@@ -536,6 +645,81 @@ static bool cut_to_first_block(struct ssdcache *sc, struct bio *bio)
 		dm_accept_partial_bio(bio, len);
 	}
 	return !off && len == sc->block_sectors;
+}
+
+/*
+ * Adds origin block @b of @set to a run write: counted as a one-block
+ * write that goes to the origin would be (in origin_inflight only if
+ * @first_in_set), its cached copy invalidated (*wait if that must be
+ * durable first). False, and nothing done, if the block is dirty or a
+ * write-back write to it is under way: the run stops before it.
+ */
+static bool run_add_block(struct ssdcache *sc, u64 b, u32 set, bool first_in_set,
+			  bool *wait, bool *hit)
+{
+	struct ssdc_set *st = &sc->sets[set];
+	unsigned long flags;
+	long slot;
+	u64 v;
+
+	spin_lock_irqsave(&st->lock, flags);
+	slot = ssdc_lookup(sc, set, b);
+	v = slot >= 0 ? sc->slots[slot] : 0;
+	if (slot >= 0 && (v & SSDC_SF_DIRTY)) {
+		spin_unlock_irqrestore(&st->lock, flags);
+		return false;
+	}
+	set_writes_locked(st, 1);
+	if (first_in_set)
+		st->origin_inflight++;
+	if ((slot >= 0 && ssdc_invalidate_locked(sc, set, slot)) ||
+	    ssdc_evicting_locked(sc, set, b))
+		*wait = true;
+	spin_unlock_irqrestore(&st->lock, flags);
+	*hit = slot >= 0;
+	return true;
+}
+
+/*
+ * A write-through or write-around write of whole blocks from @first: up
+ * to SSDC_WRITE_RUN of them, none dirty, go to the origin as one write (a
+ * disk charges per request; cut into blocks, a 128 KiB write took 32 of
+ * them), each also copied to a slot in write-through mode. A block the
+ * run cannot take starts the rest, which dm maps again.
+ */
+static int map_run_write(struct ssdcache *sc, struct bio *bio, u64 first)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	unsigned int max = min_t(u64, min_t(u64, bio_sectors(bio) >> sc->block_shift,
+					    SSDC_WRITE_RUN), sc->origin_blocks - first);
+	unsigned int n, hits = 0;
+	u32 sets[SSDC_WRITE_RUN];
+	bool wait = false, hit;
+
+	for (n = 0; n < max; n++) {
+		sets[n] = ssdc_set_of(sc, first + n);
+		if (!run_add_block(sc, first + n, sets[n], !set_seen(sets, n), &wait, &hit))
+			break;
+		hits += hit;
+	}
+	if (!n) {
+		pb->whole_block = cut_to_first_block(sc, bio);
+		return map_block_write(sc, bio, first);
+	}
+	pb->kind = SSDC_BIO_WRITE;
+	pb->oblock = first;
+	pb->set = SSDC_NO_SET;
+	pb->run = 1;
+	pb->nblocks = n;
+	if (((sector_t)n << sc->block_shift) < bio_sectors(bio))
+		dm_accept_partial_bio(bio, n << sc->block_shift);
+	ssdc_count_add(sc, SSDC_C_WRITE_HITS, hits);
+	ssdc_count_add(sc, SSDC_C_WRITE_MISSES, n - hits);
+	if (wait)
+		ssdc_meta_defer(sc, bio);
+	else
+		ssdc_issue_write(sc, bio);
+	return DM_MAPIO_SUBMITTED;
 }
 
 /*
@@ -786,6 +970,9 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	/* A block (or a run of missed ones) at a time; dm maps the rest again. */
 	if (bio_data_dir(bio) == READ)
 		return map_read(sc, bio, first);
+	if (!requeued && bio_op(bio) == REQ_OP_WRITE && !(sector & (sc->block_sectors - 1)) &&
+	    len >= 2 * sc->block_sectors && READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
+		return map_run_write(sc, bio, first);
 	pb->whole_block = cut_to_first_block(sc, bio);
 	return map_block_write(sc, bio, first);
 origin:
@@ -1141,7 +1328,8 @@ int ssdc_io_init(struct ssdcache *sc)
 	atomic_set(&sc->long_writes, 0);
 	atomic_set(&sc->long_wgen, 0);
 	init_waitqueue_head(&sc->fills_wait);
-	r = bioset_init(&sc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
+	r = bioset_init(&sc->bs, BIO_POOL_SIZE, offsetof(struct ssdc_clone, bio),
+			BIOSET_NEED_BVECS);
 	if (r)
 		return r;
 	sc->fill_wq = alloc_workqueue("ssdcache-fill-%s", WQ_MEM_RECLAIM, 0,

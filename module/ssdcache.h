@@ -27,6 +27,7 @@
 #define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_READ_RUN			16	/* missed blocks per origin read */
+#define SSDC_WRITE_RUN			16	/* write-through/around blocks per origin write */
 #define SSDC_RANGE_PER_SET		64	/* longer range writes gate globally */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 
@@ -298,10 +299,24 @@ struct ssdc_bio {
 	u8 rejected:1;		/* failed with no device I/O (failed state) */
 	u8 origin_write:1;	/* a write with data sent to the origin */
 	u8 origin_held:1;	/* block write: counted in origin_inflight */
+	u8 run:1;		/* a run write: nblocks blocks to the origin */
+	u16 run_installed;	/* run write: bitmap of the blocks copied */
 	u64 start_ns;		/* reads: when mapped, for the histograms */
 	unsigned long wait_since; /* degraded: jiffies a dirty write began to wait */
-	/* Last, and not cleared by map: only entries in fills are read. */
-	u32 wgen[SSDC_READ_RUN]; /* miss: each block's set's wgen at map time */
+	/*
+	 * Last, and not cleared by map: only the entries in fills (a miss)
+	 * or run_installed (a run write) are read.
+	 */
+	union {
+		u32 wgen[SSDC_READ_RUN]; /* miss: each block's set's wgen at map time */
+		u64 run_slot[SSDC_WRITE_RUN]; /* run write: the slot of each copy */
+	};
+};
+
+/* A clone of ours to the SSD, with the slot it writes (io.c). */
+struct ssdc_clone {
+	u64 slot;
+	struct bio bio;		/* last: the bio_set's front pad is the rest */
 };
 
 enum ssdc_bio_kind {

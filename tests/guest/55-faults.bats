@@ -35,7 +35,11 @@ $ds $((total - ds)) $data"
 	# Each error on its own (error_limit 0: the cache never degrades).
 	dm=$(ssdc_create fw "$origin" "$lin" writethrough error_limit 0)
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=4k count=64 status=none
-	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k seek=2500 oflag=direct status=none
+	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k count=32 seek=2500 oflag=direct status=none
+	# The other half as two writes of 16 blocks: each a run, one copy
+	# (clone) per block, each of which fails.
+	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=64k count=2 iflag=skip_bytes skip=$((32 * 4096)) \
+		oflag=direct,seek_bytes seek=$((2532 * 4096)) status=none
 	assert_eq ok "$(ssdc_stat fw state)"
 	# Closing a device opened for writing makes udev probe it again: let
 	# the event arrive and the probe finish before counting hits.
