@@ -660,12 +660,10 @@ static bool run_add_block(struct ssdcache *sc, u64 b, u32 set, bool first_in_set
 	struct ssdc_set *st = &sc->sets[set];
 	unsigned long flags;
 	long slot;
-	u64 v;
 
 	spin_lock_irqsave(&st->lock, flags);
 	slot = ssdc_lookup(sc, set, b);
-	v = slot >= 0 ? sc->slots[slot] : 0;
-	if (slot >= 0 && (v & SSDC_SF_DIRTY)) {
+	if (slot >= 0 && (sc->slots[slot] & SSDC_SF_DIRTY)) {
 		spin_unlock_irqrestore(&st->lock, flags);
 		return false;
 	}
