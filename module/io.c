@@ -141,6 +141,16 @@ static bool may_fill_locked(struct ssdcache *sc, struct ssdc_set *st)
 }
 
 /*
+ * Frees @slot, taken (FILLING) for a copy that did not become valid.
+ * Caller holds the set lock.
+ */
+static void release_slot_locked(struct ssdcache *sc, u64 slot)
+{
+	sc->slots[slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
+	atomic64_dec(&sc->used);
+}
+
+/*
  * The end of a write-through copy in @slot of @oblock, under its set's
  * lock: valid if the write (both halves) went well, else free again.
  */
@@ -148,12 +158,10 @@ static void copy_end_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool ok)
 {
 	u64 v = sc->slots[slot];
 
-	if (ok && !(v & (SSDC_SF_CANCEL | SSDC_SF_SSD_ERR))) {
+	if (ok && !(v & (SSDC_SF_CANCEL | SSDC_SF_SSD_ERR)))
 		ssdc_make_valid_locked(sc, slot, oblock, false);
-	} else {
-		sc->slots[slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
-		atomic64_dec(&sc->used);
-	}
+	else
+		release_slot_locked(sc, slot);
 }
 
 /* Whether sets[n] is one of sets[0..n-1]. */
@@ -290,8 +298,7 @@ static void unreserve_slot(struct ssdcache *sc, u64 slot)
 	unsigned long flags;
 
 	spin_lock_irqsave(&st->lock, flags);
-	sc->slots[slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
-	atomic64_dec(&sc->used);
+	release_slot_locked(sc, slot);
 	spin_unlock_irqrestore(&st->lock, flags);
 }
 
@@ -357,11 +364,11 @@ static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb
 
 	if (slot < 0)
 		return;
-	/* Recorded first: the copy may complete before this returns. */
-	pb->slot = slot;
-	pb->installed = 1;
-	if (!copy_to_slot(sc, bio, slot, 0, sc->block_sectors, GFP_NOIO)) {
-		pb->installed = 0;
+	/* Set after the copy is sent: read at the bio's end, after its submission. */
+	if (copy_to_slot(sc, bio, slot, 0, sc->block_sectors, GFP_NOIO)) {
+		pb->slot = slot;
+		pb->installed = 1;
+	} else {
 		unreserve_slot(sc, slot);
 	}
 }
@@ -383,13 +390,12 @@ static void wt_install_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio
 
 		if (slot < 0)
 			continue;
-		pb->run_slot[i] = slot;
-		pb->run_installed |= BIT(i);
 		if (copy_to_slot(sc, bio, slot, (sector_t)i << sc->block_shift,
 				 sc->block_sectors, gfp)) {
+			pb->run_slot[i] = slot;
+			pb->run_installed |= BIT(i);
 			gfp = GFP_NOWAIT | __GFP_NOWARN;
 		} else {
-			pb->run_installed &= ~BIT(i);
 			unreserve_slot(sc, slot);
 		}
 	}
@@ -413,8 +419,7 @@ static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t 
 	} else if (!status && !(v & SSDC_SF_CANCEL)) {
 		ssdc_make_valid_locked(sc, pb->slot, pb->oblock, true);
 	} else {
-		sc->slots[pb->slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
-		atomic64_dec(&sc->used);
+		release_slot_locked(sc, pb->slot);
 	}
 	spin_unlock_irqrestore(&st->lock, flags);
 	if (status) {
@@ -1112,8 +1117,7 @@ static void fill_write_end_io(struct bio *bio)
 		ssdc_make_valid_locked(sc, f->slot, f->oblock, false);
 		ssdc_count(sc, SSDC_C_FILLS);
 	} else {
-		sc->slots[f->slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
-		atomic64_dec(&sc->used);
+		release_slot_locked(sc, f->slot);
 		if (bio->bi_status)
 			ssdc_count_error(sc, true, true);
 	}
