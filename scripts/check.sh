@@ -32,17 +32,32 @@ step() {
 		record PASS "$name"
 	else
 		record FAIL "$name"
-		tail -n 40 "$log" | sed 's/^/    /'
+		{ echo "$name"; tail -n 40 "$log" | sed 's/^/    /'; } | tee -a "$res/failures.txt" | tail -n +2
 	fi
 }
 
-# ingest PREFIX TAPFILE: one test per TAP result, failures shown.
+# tap_diag N TAPFILE: the diagnostics (bats' "# " lines) of the Nth
+# result in TAPFILE, at most 40 lines, indented.
+tap_diag() {
+	awk -v n="$1" '
+		/^(not )?ok [0-9]+/ { i++; on = (i == n); next }
+		on && /^#/ && shown < 40 { print "    " $0; shown++ }' "$2"
+}
+
+# ingest PREFIX TAPFILE: one test per TAP result; each failure is shown
+# with its diagnostics, under its line and again in the summary (CI may
+# show only part of the output).
 ingest() {
-	local st rest
+	local st rest i=0 diag
 	while read -r st rest; do
 		record "$st" "$rest"
+		i=$((i + 1))
+		[ "$st" = FAIL ] || continue
+		diag=$(tap_diag "$i" "$2")
+		[ -n "$diag" ] || continue
+		echo "$diag"
+		{ echo "$rest"; echo "$diag"; } >>"$res/failures.txt"
 	done < <(scripts/tap-results "$1" <"$2")
-	grep -q '^not ok' "$2" && sed -n '/^not ok/,/^ok/p' "$2" | grep -v '^ok' | sed 's/^/    /'
 	return 0
 }
 
@@ -55,7 +70,14 @@ summary() {
 	# shellcheck disable=SC2086
 	echo "check: results in $res ($(( $(date +%s) - t0 )) s," \
 		"host CPU steal $(scripts/host-steal $steal0)%)"
-	[ "$f" = 0 ] || { echo "failed:"; grep '^FAIL' "$results" | sed 's/^FAIL /  /'; }
+	if [ "$f" != 0 ]; then
+		if [ -s "$res/failures.txt" ]; then
+			echo "diagnostics of the failed tests:"
+			cat "$res/failures.txt"
+		fi
+		echo "failed:"
+		grep '^FAIL' "$results" | sed 's/^FAIL /  /'
+	fi
 	if [ "$s" -gt 0 ]; then
 		echo "$p passed, $f failed, $s skipped"
 	else
