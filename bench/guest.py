@@ -32,6 +32,11 @@ import time
 MiB = 1 << 20
 OUT = sys.argv[1]
 SECS = int(os.environ.get("BENCH_SECS", "20"))
+# The hit path is measured this many times per system, the median kept:
+# one 10 s run here varies by up to ~15% from the next on the same system
+# (a probe on 6.1: dm-linear 9,865 then 12,052 IOPS), more than the gaps
+# the targets are about.
+HIT_ROUNDS = max(1, int(os.environ.get("BENCH_HIT_ROUNDS", "3")))
 PG_SCALE = int(os.environ.get("BENCH_PG_SCALE", "20"))
 FILESYSTEMS = os.environ.get("BENCH_FS", "ext4").split()
 WORKLOADS = os.environ.get("BENCH_WORKLOADS", "hit write mixed seq pgbench").split()
@@ -563,8 +568,13 @@ def w_hit(s):
         fio(s.dev, "warm_rand", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"],
             secs=SECS)
     before = read_settled(s)
-    r = fio(s.dev, "hit", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"], secs=SECS)
-    r["hit_ratio"] = hit_ratio(before, read_settled(s))
+    rounds = [fio(s.dev, "hit", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"],
+                  secs=SECS) for _ in range(HIT_ROUNDS)]
+    ratio = hit_ratio(before, read_settled(s))
+    # The median round is the figure; all of them show the spread.
+    r = sorted(rounds, key=lambda x: x["read"]["iops"])[(len(rounds) - 1) // 2]
+    r["rounds_iops"] = [round(x["read"]["iops"]) for x in rounds]
+    r["hit_ratio"] = ratio
     s.default_mode()
     return r
 

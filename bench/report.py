@@ -83,6 +83,11 @@ def table(res, w, title, unit, lines):
                      f"{ratio(v, ref['raw_ssd'])} | {ratio(v, ref['linear_ssd'])} | "
                      f"{ratio(v, peer_v)} | {pct(hr)} |")
     lines.append("")
+    spread = [f"{s['label']} {', '.join(fmt(x) for x in s[w]['rounds_iops'])}"
+              for s in systems.values() if len(s.get(w, {}).get("rounds_iops", [])) > 1]
+    if spread:
+        lines.append(f"Each figure is the median of its rounds of {res.get('secs')} s "
+                     f"(IOPS of each round: {'; '.join(spread)}).\n")
 
 
 def pg_table(res, fs, lines):

@@ -81,3 +81,21 @@ PY
 	grep -F '**Failed:** bcache: bcache: the cache device did not attach' "$d/results.md"
 	grep -F 'x best peer (dm-writecache)' "$d/results.md"
 }
+
+@test "bench report: the hit path's rounds are listed under its table" {
+	d=$BATS_TEST_TMPDIR
+	fake_results "$d"
+	/usr/bin/python3 - "$d/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["systems"]["ssdcache_wt"]["hit"]["rounds_iops"] = [3800, 3900, 4100]
+json.dump(r, open(sys.argv[1], "w"))
+PY
+	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -F '(IOPS of each round: ssdcache write-through 3,800, 3,900, 4,100).' "$d/results.md"
+	# One round (older results): no such line.
+	fake_results "$d"
+	/usr/bin/python3 "$TOP/bench/report.py" "$d" >/dev/null
+	! grep -q 'IOPS of each round' "$d/results.md"
+}
