@@ -33,7 +33,7 @@ MiB = 1 << 20
 OUT = sys.argv[1]
 SECS = int(os.environ.get("BENCH_SECS", "20"))
 # The hit path is measured this many times per system, the median kept:
-# one 10 s run here varies by up to ~15% from the next on the same system
+# one 10 s run here differs by up to ~20% from the next on the same system
 # (a probe on 6.1: dm-linear 9,865 then 12,052 IOPS), more than the gaps
 # the targets are about.
 HIT_ROUNDS = max(1, int(os.environ.get("BENCH_HIT_ROUNDS", "3")))

@@ -129,12 +129,12 @@ dm_create() {
 
 # dm_remove NAME. dmsetup --retry waits up to 5 s for openers to go; udev's
 # probe after a writer closes the device may take longer under TCG: then
-# once more after udev settles, and who still holds it is said.
+# once more after udev settles; if that fails too, its open count is said.
 dm_remove() {
 	dmsetup remove --retry "$1" 2>/dev/null && return 0
 	udevadm settle 2>/dev/null
 	dmsetup remove --retry "$1" && return 0
-	echo "dm_remove: $1 still open: $(dmsetup info -c --noheadings -o open "$1" 2>&1)" >&2
+	echo "dm_remove: $1 still open (count: $(dmsetup info -c --noheadings -o open "$1" 2>&1))" >&2
 	return 1
 }
 
