@@ -313,6 +313,11 @@ struct ssdc_bio {
 	};
 };
 
+/* The bitmaps hold one bit per block of a run, and nblocks counts them. */
+static_assert(BITS_PER_TYPE(typeof_member(struct ssdc_bio, fills)) >= SSDC_READ_RUN);
+static_assert(BITS_PER_TYPE(typeof_member(struct ssdc_bio, run_installed)) >= SSDC_WRITE_RUN);
+static_assert(U8_MAX >= SSDC_READ_RUN && U8_MAX >= SSDC_WRITE_RUN);
+
 /* A clone of ours to the SSD, with the slot it writes (io.c). */
 struct ssdc_clone {
 	u64 slot;
