@@ -97,6 +97,34 @@ copy_tree() {
 	[[ "$output" == *"no kernel image"* ]]
 }
 
+# Real reports of lockdep, KASAN, the object debugger and the atomic-sleep
+# check fail a run; the debug kernel's boot banners do not.
+@test "harness: vm-run's kernel log pattern catches reports, not debug banners" {
+	re=$(sed -n "s/^bad_re='\\(.*\\)'$/\\1/p" "$TOP/scripts/vm-run")
+	[ -n "$re" ]
+	while IFS= read -r line; do
+		grep -q -E "$re" <<<"$line" || { echo "missed: $line"; return 1; }
+	done <<-'EOF'
+	[   12.5] WARNING: possible circular locking dependency detected
+	[   12.5] WARNING: possible recursive locking detected
+	[   12.5] WARNING: inconsistent lock state
+	[   12.5] INFO: trying to register non-static key.
+	[   12.5] BUG: sleeping function called from invalid context at mm/slab.h:712
+	[   12.5] BUG: KASAN: slab-use-after-free in ssdc_end_io+0x1c/0x80 [dm_ssdcache]
+	[   12.5] ODEBUG: free active (active state 0) object type: timer_list
+	[   12.5] INFO: task kworker/0:1:42 blocked for more than 120 seconds.
+	EOF
+	while IFS= read -r line; do
+		! grep -q -E "$re" <<<"$line" || { echo "false alarm: $line"; return 1; }
+	done <<-'EOF'
+	[    3.7] rcu: 	RCU lockdep checking is enabled.
+	[    4.0] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar
+	[    4.0] kasan: KernelAddressSanitizer initialized (generic)
+	[   17.3] kmemleak: Kernel memory leak detector initialized (mem pool available: 38548)
+	[    3.7] rcu: 	RCU callback double-/use-after-free debug is enabled.
+	EOF
+}
+
 @test "deps: a second run of deps.sh installs nothing" {
 	[ "$(id -u)" = 0 ] || skip "deps.sh needs root"
 	run "$TOP/scripts/deps.sh"
