@@ -38,6 +38,13 @@ SECS = int(os.environ.get("BENCH_SECS", "20"))
 # the targets are about.
 HIT_ROUNDS = max(1, int(os.environ.get("BENCH_HIT_ROUNDS", "3")))
 PG_SCALE = int(os.environ.get("BENCH_PG_SCALE", "20"))
+# "timed": the HDD and SSD models, whose timer completions bound every
+# system's IOPS (and make them vary from run to run). "fast": every disk
+# completes a request as it is submitted, so IOPS measure what each
+# system costs the guest's CPU per I/O, the part the module can change.
+MODEL = os.environ.get("BENCH_MODEL", "timed")
+if MODEL not in ("timed", "fast"):
+    sys.exit(f"bench: BENCH_MODEL must be timed or fast, not {MODEL!r}")
 FILESYSTEMS = os.environ.get("BENCH_FS", "ext4").split()
 WORKLOADS = os.environ.get("BENCH_WORKLOADS", "hit write mixed seq pgbench").split()
 CFS = "/sys/kernel/config/nullb"
@@ -804,6 +811,7 @@ def main():
     results = {
         "kernel": os.uname().release,
         "secs": SECS,
+        "device_model": MODEL,
         "cpus": os.cpu_count(),
         "devices": {},
         "sets_mb": {"hit": HIT_SET, "write": WRITE_SET, "mixed": MIXED_SET, "seq": SEQ_SET},
@@ -815,12 +823,13 @@ def main():
     devs = {}
     for key, mb, model in (("hdd", ORIGIN_MB, "hdd"), ("ssd", CACHE_MB, "ssd"),
                            ("ssdbig", ORIGIN_MB, "ssd")):
-        devs[key] = nullb_create(f"bench_{key}", mb, model)
+        devs[key] = nullb_create(f"bench_{key}", mb, model if MODEL == "timed" else "fast")
         results["devices"][key] = {"mb": mb, "model": nullb_model_params(f"bench_{key}")}
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
     goldens = {}
     if "pgbench" in WORKLOADS:
-        devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB, "ssd")
+        devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB,
+                                     "ssd" if MODEL == "timed" else "fast")
         cgroup_setup()
         for fs in FILESYSTEMS:
             goldens[fs] = golden_image(fs)

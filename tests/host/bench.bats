@@ -100,3 +100,41 @@ PY
 	run grep -c 'IOPS of each round' "$d/results.md"
 	[ "$output" = 0 ]
 }
+
+@test "bench report: BENCH_MODEL=fast is said, with the disks' model as configured" {
+	d=$BATS_TEST_TMPDIR
+	fake_results "$d"
+	/usr/bin/python3 - "$d/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["device_model"] = "fast"
+for dev in r["devices"].values():
+    dev["model"].update(irqmode=0, hw_queue_depth=64)
+json.dump(r, open(sys.argv[1], "w"))
+PY
+	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -F 'BENCH_MODEL=fast: no device waits' "$d/results.md"
+	grep -F 'HDD model 1 MiB (queue depth 64, completed at submission)' "$d/results.md"
+	# The default (timed) says nothing of it.
+	fake_results "$d"
+	/usr/bin/python3 "$TOP/bench/report.py" "$d" >/dev/null
+	run grep -c 'BENCH_MODEL=fast' "$d/results.md"
+	[ "$output" = 0 ]
+}
+
+# The guest gets only the environment bench.sh hands it: a BENCH_ variable
+# that bench/guest.py reads but bench.sh does not pass is silently ignored.
+@test "bench: every BENCH_ variable bench/guest.py reads is passed to the guest" {
+	missing=""
+	for v in $(grep -o 'environ.get("BENCH_[A-Z_]*"' "$TOP/bench/guest.py" | grep -o 'BENCH_[A-Z_]*' | sort -u); do
+		grep -q -E "^[[:space:]]*(env )?.*\\b$v=\"" "$TOP/scripts/bench.sh" || missing="$missing $v"
+	done
+	[ -z "$missing" ] || { echo "not passed by scripts/bench.sh:$missing"; false; }
+}
+
+@test "bench: BENCH_MODEL other than timed or fast is refused" {
+	run env BENCH_MODEL=slow /usr/bin/python3 "$TOP/bench/guest.py" "$BATS_TEST_TMPDIR"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"BENCH_MODEL must be timed or fast"* ]]
+}
