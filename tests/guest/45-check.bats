@@ -12,7 +12,10 @@ META=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
 fresh_cache() {
 	dev=$(nullb_create cko 64 fast)
 	cache=$(nullb_create ckc 16 fast)
-	"$SSDCACHECTL" create ck --origin "$dev" --cache "$cache" --mode wb >/dev/null 2>&1 ||
+	# No idle cleaning: the dirty blocks must still be dirty on the SSD
+	# after the remove, however long it takes on a slow (debug) kernel.
+	"$SSDCACHECTL" create ck --origin "$dev" --cache "$cache" --mode wb \
+		--writeback-idle-ms 0 --dirty-high 100 >/dev/null 2>&1 ||
 		fail "create failed"
 	_devices_register dm ck
 	if [ "${1:-}" = dirty ]; then
