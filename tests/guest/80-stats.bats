@@ -289,17 +289,29 @@ set_ok() { { printf '%s\n' "$3" >"$1/$2"; } 2>/dev/null; }
 	stats_cache tp0 writethrough
 	stats_cache tp1 writeback
 	fio --name=load --filename=/dev/mapper/tp0 --direct=1 --ioengine=psync --bs=4k \
-		--rw=randread --size=1m --time_based --runtime=8 >/dev/null 2>&1 &
+		--rw=randread --size=1m --time_based --runtime=300 >/dev/null 2>&1 &
 	load=$!
 	tmux new-session -d -s top -x 120 -y 20 "$SSDCACHECTL top"
-	sleep 4
-	tmux capture-pane -p -t top >"$BATS_TEST_TMPDIR/top.txt"
+	# Until top shows both caches and a read rate for tp0: no fixed sleep
+	# is enough on a slow (debug) kernel, where 4 s caught a half-drawn
+	# screen. Bounded; the checks below say what is missing.
+	for _ in $(seq 90); do
+		sleep 1
+		tmux capture-pane -p -t top >"$BATS_TEST_TMPDIR/top.txt"
+		grep -q "^tp1 .*writeback" "$BATS_TEST_TMPDIR/top.txt" &&
+			awk '$1 == "tp0" && $5 + 0 > 0 {ok = 1} END {exit !ok}' "$BATS_TEST_TMPDIR/top.txt" &&
+			break
+	done
 	tmux send-keys -t top q
-	sleep 1
+	for _ in $(seq 30); do
+		tmux has-session -t top 2>/dev/null || break
+		sleep 1
+	done
 	! tmux has-session -t top 2>/dev/null || { tmux kill-session -t top; fail "top did not quit on q"; }
 	# fio only: a bare wait would also wait for bats' own timer
 	# (BATS_TEST_TIMEOUT), which ends the test only when it expires.
-	wait "$load"
+	kill "$load" 2>/dev/null || true
+	wait "$load" || true
 	cat "$BATS_TEST_TMPDIR/top.txt"
 	grep -q "ssdcachectl top" "$BATS_TEST_TMPDIR/top.txt"
 	grep -q "HIT%.*READ/s.*DIRTY%.*CLEAN/s" "$BATS_TEST_TMPDIR/top.txt"
