@@ -21,7 +21,7 @@ make -s tool || exit 1
 
 echo "check-debug: booting $kver for the guest suites (KASAN and lockdep make this slow)"
 # shellcheck disable=SC2086
-scripts/vm-run -K "$src" --kmemleak -t 14400 -o "$res/vm" -- \
+scripts/vm-run -K "$src" --kmemleak -t 21600 -o "$res/vm" -- \
 	bats --tap ${SSDCACHE_GUEST_SUITES:-tests/guest} >"$res/guest.out" 2>"$res/vm.err"
 rc=$?
 scripts/tap-results "[$kver]" <"$res/vm/output.log" | tee "$res/results.txt"
