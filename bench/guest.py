@@ -45,6 +45,13 @@ PG_SCALE = int(os.environ.get("BENCH_PG_SCALE", "20"))
 MODEL = os.environ.get("BENCH_MODEL", "timed")
 if MODEL not in ("timed", "fast"):
     sys.exit(f"bench: BENCH_MODEL must be timed or fast, not {MODEL!r}")
+
+
+def disk_model(model):
+    """The null_blk model a disk gets: MODEL "fast" overrides every one."""
+    return model if MODEL == "timed" else "fast"
+
+
 FILESYSTEMS = os.environ.get("BENCH_FS", "ext4").split()
 WORKLOADS = os.environ.get("BENCH_WORKLOADS", "hit write mixed seq pgbench").split()
 CFS = "/sys/kernel/config/nullb"
@@ -823,13 +830,12 @@ def main():
     devs = {}
     for key, mb, model in (("hdd", ORIGIN_MB, "hdd"), ("ssd", CACHE_MB, "ssd"),
                            ("ssdbig", ORIGIN_MB, "ssd")):
-        devs[key] = nullb_create(f"bench_{key}", mb, model if MODEL == "timed" else "fast")
+        devs[key] = nullb_create(f"bench_{key}", mb, disk_model(model))
         results["devices"][key] = {"mb": mb, "model": nullb_model_params(f"bench_{key}")}
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
     goldens = {}
     if "pgbench" in WORKLOADS:
-        devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB,
-                                     "ssd" if MODEL == "timed" else "fast")
+        devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB, disk_model("ssd"))
         cgroup_setup()
         for fs in FILESYSTEMS:
             goldens[fs] = golden_image(fs)

@@ -327,7 +327,8 @@ def main():
     lines.append(f"Devices: null_blk HDD model {dv['hdd']['mb']} MiB ({model(dv['hdd'])}); "
                  f"SSD model ({model(dv['ssd'])}): {dv['ssd']['mb']} MiB as every cache's "
                  f"device, {dv['ssdbig']['mb']} MiB as the raw SSD.\n")
-    if res.get("device_model") == "fast":
+    fast = res.get("device_model") == "fast"
+    if fast:
         lines.append("BENCH_MODEL=fast: no device waits, so each figure is what that "
                      "system costs the guest's CPU per I/O, not what the HDD and SSD "
                      "models allow; the ratios to the raw HDD mean nothing here.\n")
@@ -340,7 +341,7 @@ def main():
         pg_table(res, fs, lines)
     seq_table(res, lines)
     memory_table(res, lines)
-    if res.get("device_model") == "fast":
+    if fast:
         lines.append("The targets are set on the HDD and SSD models: not assessed "
                      "with BENCH_MODEL=fast.\n")
     else:

@@ -163,14 +163,15 @@ load_refused() { creation_refused "$origin $cache writeback" "$1"; }
 @test "table: a corrupted block map or journal fails the load and changes nothing" {
 	# No idle cleaning: the blocks must still be dirty at the reload,
 	# however long the removal takes on a slow (debug) kernel.
-	dm=$(ssdc_create tc "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	opts="writeback_idle_ms 0 dirty_high 100"
+	dm=$(ssdc_create tc "$origin" "$cache" writeback format $opts)
 	dd if=/dev/urandom of="$dm" bs=4k count=64 seek=3000 oflag=direct status=none
 	dm_remove tc
 	meta=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
 	python3 "$meta" flip-map "$cache" 0
 	load_refused "Block map is corrupted"
 	python3 "$meta" flip-map "$cache" 0
-	ssdc_create tc "$origin" "$cache" writeback writeback_idle_ms 0 dirty_high 100 >/dev/null
+	ssdc_create tc "$origin" "$cache" writeback $opts >/dev/null
 	[ "$(ssdc_stat tc dirty)" -gt 0 ]
 	dm_remove tc
 	python3 "$meta" bad-jrec "$cache"
