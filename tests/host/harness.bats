@@ -125,6 +125,23 @@ copy_tree() {
 	EOF
 }
 
+@test "harness: check-debug shares every guest suite out once, balanced" {
+	all=$(ls "$TOP"/tests/guest/*.bats | sed "s|^$TOP/||" | sort)
+	for n in 1 2 3; do
+		run "$TOP/scripts/check-debug.sh" --split $n
+		[ "$status" = 0 ]
+		[ "${#lines[@]}" = $n ]
+		# Each suite in exactly one share.
+		[ "$(printf '%s\n' $output | sort)" = "$all" ]
+	done
+	# The two costliest suites go to different guests.
+	run "$TOP/scripts/check-debug.sh" --split 2
+	[ "$(printf '%s\n' "${lines[@]}" | grep 85-crash | grep -c 20-cache-io)" = 0 ]
+	# More guests than suites: one share per suite, no empty share.
+	SSDCACHE_GUEST_SUITES="tests/guest/00-module.bats" run "$TOP/scripts/check-debug.sh" --split 2
+	[ "$output" = "tests/guest/00-module.bats " ]
+}
+
 @test "deps: a second run of deps.sh installs nothing" {
 	[ "$(id -u)" = 0 ] || skip "deps.sh needs root"
 	run "$TOP/scripts/deps.sh"
