@@ -21,7 +21,7 @@ t0=$(date +%s)
 # uses them.
 declare -A cost=([85-crash]=37 [20-cache-io]=23 [30-table]=13
 	[50-persist]=12 [46-corrupt]=10 [60-fs]=10 [70-writeback]=9
-	[80-stats]=8 [47-boot]=8 [40-tool]=7 [55-faults]=7 [90-stress]=7
+	[80-stats]=8 [47-boot]=8 [40-tool]=7 [55-faults]=7 [90-stress]=5
 	[57-devices]=6 [10-helpers]=4 [45-check]=3 [00-module]=1)
 
 # split N FILE...: N lines, each a space-separated share of the suite
