@@ -403,14 +403,21 @@ static void wt_install_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio
 
 /* ---- write-back writes ---- */
 
-/* The slot of a write to it that is done (or failed, or could not start). */
-static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t status)
+/*
+ * The slot of a write to it that is done (or failed, or could not start).
+ * @ended: the write ends here too; it counts out of its set under the
+ * same lock (what write_end() does for it).
+ */
+static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t status,
+			 bool ended)
 {
 	struct ssdc_set *st = &sc->sets[pb->set];
 	unsigned long flags;
 	u64 v;
 
 	spin_lock_irqsave(&st->lock, flags);
+	if (ended)
+		set_writes_locked(st, -1);
 	v = sc->slots[pb->slot];
 	if (pb->rewrite) {
 		sc->slots[pb->slot] = v - SSDC_SLOT_PIN;
@@ -432,7 +439,7 @@ static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t 
 /* A cloned write to a slot is done: the bio completes, after a commit if FUA. */
 static void wb_write_done(struct ssdcache *sc, struct bio *bio, blk_status_t status)
 {
-	wb_slot_done(sc, ssdc_pb(bio), status);
+	wb_slot_done(sc, ssdc_pb(bio), status, false);
 	if (status) {
 		bio->bi_status = status;
 		bio_endio(bio);
@@ -1303,8 +1310,8 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		write_end(sc, pb, !*error);
 		break;
 	case SSDC_BIO_WB_REMAP:
-		wb_slot_done(sc, pb, *error);
-		write_end(sc, pb, !*error);
+		/* A write to its slot alone: no origin half, no copy. */
+		wb_slot_done(sc, pb, *error, true);
 		break;
 	case SSDC_BIO_WB_WRITE:
 		write_end(sc, pb, !*error);
