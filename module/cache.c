@@ -4,14 +4,20 @@
  *
  * The cache is set-associative: an origin block hashes to one set of
  * SSDCACHE_ASSOC slots and can live only there. RAM per cache block: the
- * u64 slot word and a u16 policy stamp, plus each set's header shared by
- * its SSDCACHE_ASSOC slots and a few bits per map page.
+ * u64 slot word, a u8 lookup tag and a u16 policy stamp, plus each set's
+ * header shared by its SSDCACHE_ASSOC slots and a few bits per map page.
+ *
+ * A lookup compares the tags of a set's slots eight at a time, as one
+ * 64-bit word, and reads the slot words only where a tag matches: a
+ * lookup then costs a few words' work instead of SSDCACHE_ASSOC slot
+ * compares.
  *
  * Every slot change happens under its set's lock, which is taken with
  * interrupts off because bio completions also change slots. A change of
  * what the slot's map entry should say goes through ssdc_slot_update(),
  * which flags it for the next journal commit (meta.c).
  */
+#include <linux/bitops.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -23,12 +29,14 @@ int ssdc_cache_alloc(struct ssdcache *sc)
 	u32 i;
 
 	sc->slots = kvcalloc(sc->nr_blocks, sizeof(*sc->slots), GFP_KERNEL);
+	/* All zero: an all-zero slot word's tag is ssdc_tag_of(0), 0. */
+	sc->tags = kvcalloc(sc->nr_blocks, sizeof(*sc->tags), GFP_KERNEL);
 	sc->stamps = kvcalloc(sc->nr_blocks, sizeof(*sc->stamps), GFP_KERNEL);
 	sc->sets = kvcalloc(sc->nr_sets, sizeof(*sc->sets), GFP_KERNEL);
 	sc->dirty_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
 	sc->ckpt_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
 	sc->map_cur = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
-	if (!sc->slots || !sc->stamps || !sc->sets || !sc->dirty_pages ||
+	if (!sc->slots || !sc->tags || !sc->stamps || !sc->sets || !sc->dirty_pages ||
 	    !sc->ckpt_pages || !sc->map_cur) {
 		ssdc_cache_free(sc);
 		return -ENOMEM;
@@ -43,12 +51,14 @@ int ssdc_cache_alloc(struct ssdcache *sc)
 void ssdc_cache_free(struct ssdcache *sc)
 {
 	kvfree(sc->slots);
+	kvfree(sc->tags);
 	kvfree(sc->stamps);
 	kvfree(sc->sets);
 	kvfree(sc->dirty_pages);
 	kvfree(sc->ckpt_pages);
 	kvfree(sc->map_cur);
 	sc->slots = NULL;
+	sc->tags = NULL;
 	sc->stamps = NULL;
 	sc->sets = NULL;
 	sc->dirty_pages = NULL;
@@ -62,29 +72,77 @@ u32 ssdc_set_of(struct ssdcache *sc, u64 oblock)
 	return ssdcache_set_of(oblock, sc->nr_sets);
 }
 
+/* A byte of @b in each byte of a word. */
+#define SSDC_BYTES(b)	(0x0101010101010101ULL * (u8)(b))
+
+static_assert(SSDCACHE_ASSOC % 8 == 0);
+
+/*
+ * The tags of the 8 slots at @tags that may equal @tag: bit 8k+7 for the
+ * k-th. Exact for the lowest match; a byte above a match may show one too
+ * (the subtraction's borrow), never a match be missed.
+ */
+static inline u64 tag_matches(const u8 *tags, u8 tag)
+{
+	/* Aligned: a set's tags start at a multiple of SSDCACHE_ASSOC. */
+	u64 x = le64_to_cpup((const __le64 *)tags) ^ SSDC_BYTES(tag);
+
+	return (x - SSDC_BYTES(1)) & ~x & SSDC_BYTES(0x80);
+}
+
+/* What a slot search looks for: see find_slot(). */
+enum ssdc_find {
+	SSDC_FIND_CACHED,	/* VALID or FILLING */
+	SSDC_FIND_EVICTING,	/* EVICTING, invalid entry not yet durable */
+};
+
+/* An EVICTING slot word whose invalid entry is not yet durable. */
+static inline bool evicting_unwritten(u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN);
+}
+
+static bool find_wanted(u64 v, enum ssdc_find what)
+{
+	enum ssdc_slot_state st = ssdc_slot_state(v);
+
+	if (what == SSDC_FIND_EVICTING)
+		return evicting_unwritten(v);
+	return st == SSDC_SLOT_VALID || st == SSDC_SLOT_FILLING;
+}
+
+/*
+ * The first slot of @set, in slot order, that holds @oblock in the state
+ * @what asks for, or -1. Only slots whose tag matches are read. Caller
+ * holds the set lock.
+ */
+static long find_slot(struct ssdcache *sc, u32 set, u64 oblock, enum ssdc_find what)
+{
+	u64 first = (u64)set * SSDCACHE_ASSOC;
+	u8 tag = ssdc_tag_of(oblock);
+	unsigned int i;
+
+	for (i = 0; i < SSDCACHE_ASSOC; i += 8) {
+		u64 m;
+
+		for (m = tag_matches(sc->tags + first + i, tag); m; m &= m - 1) {
+			u64 s = first + i + __ffs64(m) / 8;
+			u64 v = sc->slots[s];
+
+			if (ssdc_slot_oblock(v) == oblock && find_wanted(v, what))
+				return s;
+		}
+	}
+	return -1;
+}
+
 /*
  * The slot holding @oblock (VALID or FILLING) in @set, or -1. Caller
  * holds the set lock.
  */
 long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock)
 {
-	u64 first = (u64)set * SSDCACHE_ASSOC, s;
-
-	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-		u64 v = sc->slots[s];
-		enum ssdc_slot_state st = ssdc_slot_state(v);
-
-		if ((st == SSDC_SLOT_VALID || st == SSDC_SLOT_FILLING) &&
-		    ssdc_slot_oblock(v) == oblock)
-			return s;
-	}
-	return -1;
-}
-
-/* An EVICTING slot word whose invalid entry is not yet durable. */
-static inline bool evicting_unwritten(u64 v)
-{
-	return ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN);
+	return find_slot(sc, set, oblock, SSDC_FIND_CACHED);
 }
 
 /*
@@ -95,15 +153,7 @@ static inline bool evicting_unwritten(u64 v)
  */
 bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
 {
-	u64 first = (u64)set * SSDCACHE_ASSOC, s;
-
-	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-		u64 v = sc->slots[s];
-
-		if (evicting_unwritten(v) && ssdc_slot_oblock(v) == oblock)
-			return true;
-	}
-	return false;
+	return find_slot(sc, set, oblock, SSDC_FIND_EVICTING) >= 0;
 }
 
 /* Takes a FREE slot of @set, or returns -1. Caller holds the set lock. */
@@ -149,7 +199,7 @@ static void mark_pages(struct ssdcache *sc, u64 slot)
 void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v)
 {
 	mark_pages(sc, slot);
-	sc->slots[slot] = v | SSDC_SF_CHANGED;
+	ssdc_slot_write(sc, slot, v | SSDC_SF_CHANGED);
 }
 
 /*
@@ -165,7 +215,7 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
 	u64 v = sc->slots[slot];
 
 	if (ssdc_slot_state(v) == SSDC_SLOT_FILLING) {
-		sc->slots[slot] = v | SSDC_SF_CANCEL;
+		ssdc_slot_write(sc, slot, v | SSDC_SF_CANCEL);
 		return false;
 	}
 	if (WARN_ON_ONCE(v & SSDC_SF_DIRTY))
@@ -195,7 +245,7 @@ static void update_unsynced(struct ssdcache *sc, u64 slot, u64 v)
 	v = (v & ~SSDC_SF_PARITY) | SSDC_SF_UNSYNCED | SSDC_SF_CHANGED;
 	if (READ_ONCE(sc->sync_epoch) & 1)
 		v |= SSDC_SF_PARITY;
-	sc->slots[slot] = v;
+	ssdc_slot_write(sc, slot, v);
 }
 
 /*
@@ -276,7 +326,7 @@ void ssdc_slot_unpin(struct ssdcache *sc, u64 slot)
 	if (!ssdc_slot_pins(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
 	    (v & SSDC_SF_WRITTEN))
 		v = ssdc_slot_make(0, SSDC_SLOT_FREE);
-	sc->slots[slot] = v;
+	ssdc_slot_write(sc, slot, v);
 	spin_unlock_irqrestore(&st->lock, flags);
 }
 

@@ -146,7 +146,7 @@ static bool may_fill_locked(struct ssdcache *sc, struct ssdc_set *st)
  */
 static void release_slot_locked(struct ssdcache *sc, u64 slot)
 {
-	sc->slots[slot] = ssdc_slot_make(0, SSDC_SLOT_FREE);
+	ssdc_slot_write(sc, slot, ssdc_slot_make(0, SSDC_SLOT_FREE));
 	atomic64_dec(&sc->used);
 }
 
@@ -283,7 +283,7 @@ static void wt_ssd_end_io(struct bio *clone)
 		struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
 
 		spin_lock_irqsave(&st->lock, flags);
-		sc->slots[slot] |= SSDC_SF_SSD_ERR;
+		ssdc_slot_write(sc, slot, sc->slots[slot] | SSDC_SF_SSD_ERR);
 		spin_unlock_irqrestore(&st->lock, flags);
 		ssdc_count_error(sc, true, true);
 	}
@@ -345,7 +345,7 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 	}
 	slot = ssdc_take_free(sc, set);
 	if (slot >= 0) {
-		sc->slots[slot] = ssdc_slot_make(oblock, SSDC_SLOT_FILLING);
+		ssdc_slot_write(sc, slot, ssdc_slot_make(oblock, SSDC_SLOT_FILLING));
 		ssdc_touch(sc, set, slot, true);
 		atomic64_inc(&sc->used);
 	} else {
@@ -420,7 +420,7 @@ static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t 
 		set_writes_locked(st, -1);
 	v = sc->slots[pb->slot];
 	if (pb->rewrite) {
-		sc->slots[pb->slot] = v - SSDC_SLOT_PIN;
+		ssdc_slot_write(sc, pb->slot, v - SSDC_SLOT_PIN);
 		if (!status)
 			ssdc_mark_unsynced_locked(sc, pb->slot);
 	} else if (!status && !(v & SSDC_SF_CANCEL)) {
@@ -545,7 +545,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 			return SSDC_ROUTE_WAIT_CLEAN;
 		if (ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX)
 			return -1;
-		sc->slots[slot] = (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING;
+		ssdc_slot_write(sc, slot, (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING);
 		pb->slot = slot;
 		pb->rewrite = 1;
 		ssdc_touch(sc, set, slot, false);
@@ -558,8 +558,8 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 		if (fresh >= 0) {
 			if (slot >= 0)
 				ssdc_invalidate_locked(sc, set, slot);
-			sc->slots[fresh] = ssdc_slot_make(pb->oblock, SSDC_SLOT_FILLING) |
-					   SSDC_SF_DIRTY;
+			ssdc_slot_write(sc, fresh, SSDC_SF_DIRTY |
+					ssdc_slot_make(pb->oblock, SSDC_SLOT_FILLING));
 			ssdc_touch(sc, set, fresh, true);
 			atomic64_inc(&sc->used);
 			pb->slot = fresh;
@@ -831,7 +831,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_VALID &&
 	    ssdc_slot_pins(v) < SSDC_SLOT_PINS_MAX &&
 	    (ssdc_may_cache(sc) || (v & SSDC_SF_DIRTY))) {
-		sc->slots[slot] = v + SSDC_SLOT_PIN;
+		ssdc_slot_write(sc, slot, v + SSDC_SLOT_PIN);
 		ssdc_touch(sc, set, slot, false);
 		spin_unlock_irqrestore(&st->lock, flags);
 		cut_to_first_block(sc, bio);
@@ -1149,7 +1149,7 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 	    !ssdc_evicting_locked(sc, f->set, f->oblock)) {
 		slot = ssdc_take_free(sc, f->set);
 		if (slot >= 0) {
-			sc->slots[slot] = ssdc_slot_make(f->oblock, SSDC_SLOT_FILLING);
+			ssdc_slot_write(sc, slot, ssdc_slot_make(f->oblock, SSDC_SLOT_FILLING));
 			ssdc_touch(sc, f->set, slot, true);
 			atomic64_inc(&sc->used);
 		} else {

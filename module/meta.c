@@ -126,7 +126,7 @@ void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e)
 			atomic64_inc(&sc->dirty);
 		}
 	}
-	sc->slots[slot] = v;
+	ssdc_slot_write(sc, slot, v);
 }
 
 /* Loads one page's entries into the slots; error string on corruption. */
@@ -320,9 +320,9 @@ static void free_written(struct ssdcache *sc, u64 pg)
 			    !(v & SSDC_SF_PENDING))
 				continue;
 			if (ssdc_slot_pins(v))
-				sc->slots[s] = (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN;
+				ssdc_slot_write(sc, s, (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN);
 			else
-				sc->slots[s] = ssdc_slot_make(0, SSDC_SLOT_FREE);
+				ssdc_slot_write(sc, s, ssdc_slot_make(0, SSDC_SLOT_FREE));
 		}
 		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	}
@@ -398,7 +398,7 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 		v &= ~SSDC_SF_CHANGED;
 		if (ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN))
 			v |= SSDC_SF_PENDING;
-		sc->slots[s] = v;
+		ssdc_slot_write(sc, s, v);
 		add_record(sc, jb, s, 0);
 	}
 	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
@@ -411,7 +411,7 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 			continue;
 		}
 		v &= ~(SSDC_SF_CHANGED | SSDC_SF_UNSYNCED | SSDC_SF_NEW | SSDC_SF_PARITY);
-		sc->slots[s] = v;
+		ssdc_slot_write(sc, s, v);
 		add_record(sc, jb, s, ssdc_durable_entry(v));
 	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);

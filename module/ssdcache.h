@@ -201,7 +201,8 @@ struct ssdcache {
 	u64 seq_cutoff;
 
 	/* The cache: slots and sets (cache.c). */
-	u64 *slots;
+	u64 *slots;		/* written only by ssdc_slot_write() */
+	u8 *tags;		/* each slot's ssdc_tag_of() its oblock */
 	u16 *stamps;
 	struct ssdc_set *sets;
 	atomic64_t used;		/* slots VALID or FILLING */
@@ -436,6 +437,28 @@ static inline bool ssdc_slot_maybe_on_disk(u64 v)
 static inline u64 ssdc_slot_make(u64 oblock, enum ssdc_slot_state state)
 {
 	return oblock | ((u64)state << SSDC_SLOT_STATE_SHIFT);
+}
+
+/*
+ * A slot's lookup tag: 8 bits of a hash of its origin block, independent
+ * of the set hash (ssdcache_set_of()), so that the blocks of one set
+ * spread over the 256 tags. Equal tags only say that the slot words
+ * must be compared (ssdc_lookup()).
+ */
+static inline u8 ssdc_tag_of(u64 oblock)
+{
+	return (oblock * 0xff51afd7ed558ccdULL) >> 56;
+}
+
+/*
+ * Sets @slot's word to @v and its tag to match. Every change of a slot
+ * word goes through here, so that a tag always matches its slot's oblock.
+ * Caller holds the set lock.
+ */
+static inline void ssdc_slot_write(struct ssdcache *sc, u64 slot, u64 v)
+{
+	sc->slots[slot] = v;
+	sc->tags[slot] = ssdc_tag_of(ssdc_slot_oblock(v));
 }
 
 static inline u32 ssdc_slot_set(u64 slot)

@@ -196,7 +196,8 @@ static void ssdcache_dtr(struct dm_target *ti)
 /* Kernel RAM per cache block, in bytes, rounded up. */
 unsigned int ssdc_ram_per_block(struct ssdcache *sc)
 {
-	u64 bytes = sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->stamps)) +
+	u64 bytes = sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->tags) +
+				    sizeof(*sc->stamps)) +
 		    (u64)sc->nr_sets * sizeof(*sc->sets) +
 		    3 * BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
 

@@ -106,7 +106,7 @@ static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 		spin_lock_irqsave(&st->lock, flags);
 		v = sc->slots[it->slot];
 		if (cleanable(v) && ssdc_slot_oblock(v) == it->oblock) {
-			sc->slots[it->slot] = (v | SSDC_SF_CLEANING) + SSDC_SLOT_PIN;
+			ssdc_slot_write(sc, it->slot, (v | SSDC_SF_CLEANING) + SSDC_SLOT_PIN);
 			b->items[kept++] = *it;
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
@@ -253,7 +253,7 @@ static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
 			atomic64_dec(&sc->dirty);
 			cleaned++;
 		} else {
-			sc->slots[it->slot] = v & ~SSDC_SF_CLEANING;
+			ssdc_slot_write(sc, it->slot, v & ~SSDC_SF_CLEANING);
 			failed += it->status || flush;
 		}
 		spin_unlock_irqrestore(&st->lock, flags);

@@ -91,6 +91,21 @@ copy_tree() {
 	[[ "$output" == *"module/target.c"* ]]
 }
 
+@test "harness: checkpatch fails on a slot word changed past ssdc_slot_write()" {
+	copy_tree
+	sed -i 's/^\tssdc_slot_write(sc, slot, v | SSDC_SF_CHANGED);$/\tsc->slots[slot] = v | SSDC_SF_CHANGED;/' \
+		"$tree/module/cache.c"
+	grep -q 'sc->slots\[slot\] = v | SSDC_SF_CHANGED;' "$tree/module/cache.c"
+	run "$tree/scripts/checkpatch.sh"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"module/cache.c:"*"past ssdc_slot_write()"* ]]
+	copy_tree
+	printf '\nstatic void ssdc_bad(struct ssdcache *sc) { sc->slots[1]++; }\n' >>"$tree/module/io.c"
+	run "$tree/scripts/checkpatch.sh"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"module/io.c:"*"slots[1]++"* ]]
+}
+
 @test "harness: vm-run refuses an unknown kernel with a usage error" {
 	run "$TOP/scripts/vm-run" -k 0.0-nonexistent -- true
 	[ "$status" -eq 2 ]
