@@ -189,10 +189,22 @@ static void mark_pages(struct ssdcache *sc, u64 slot)
 {
 	u64 pg = ssdc_slot_page(slot);
 
-	set_bit(pg, sc->dirty_pages);
-	set_bit(pg, sc->ckpt_pages);
-	/* Enough waits for a commit: do not let it grow until the timer. */
-	if (atomic_inc_return(&sc->changes) == SSDC_COMMIT_RECORDS)
+	/*
+	 * A commit or checkpoint clears a page's bit before it reads the
+	 * page's slots under their set locks, and this runs under one: a bit
+	 * found set is a read still to come, which sees this change. Testing
+	 * first spares the locked write when the page is marked already.
+	 */
+	if (!test_bit(pg, sc->dirty_pages))
+		set_bit(pg, sc->dirty_pages);
+	if (!test_bit(pg, sc->ckpt_pages))
+		set_bit(pg, sc->ckpt_pages);
+	/*
+	 * Enough records wait for a commit: do not let it grow until the
+	 * timer. A slot CHANGED already is a record counted already.
+	 */
+	if (!(sc->slots[slot] & SSDC_SF_CHANGED) &&
+	    atomic_inc_return(&sc->changes) == SSDC_COMMIT_RECORDS)
 		ssdc_meta_kick(sc, 0);
 }
 

@@ -219,7 +219,7 @@ struct ssdcache {
 	struct bio_list deferred;	/* writes waiting for the next commit */
 	struct bio_list waiters;	/* flushes and FUA writes to complete */
 	bool valid_pending;		/* UNSYNCED slots: flush both devices */
-	atomic_t changes;		/* slot changes since the last commit */
+	atomic_t changes;		/* slots CHANGED since the last commit */
 	unsigned long sync_epoch;	/* bumped before each flush */
 	unsigned long last_sync;	/* jiffies of the last such flush */
 	atomic64_t origin_writes;	/* writes to the origin completed */
