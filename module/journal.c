@@ -285,8 +285,10 @@ int ssdc_checkpoint(struct ssdcache *sc)
 	sc->ckpt_seq = seq;
 	ssdc_count(sc, SSDC_C_CHECKPOINTS);
 out:
+	/* Bit by bit: writers set bits of ckpt_pages meanwhile (cache.c). */
 	if (r)
-		bitmap_or(sc->ckpt_pages, sc->ckpt_pages, written, sc->map_pages);
+		for_each_set_bit(pg, written, sc->map_pages)
+			set_bit(pg, sc->ckpt_pages);
 	bitmap_free(written);
 	return r;
 }
