@@ -52,6 +52,9 @@ def disk_model(model):
     return model if MODEL == "timed" else "fast"
 
 
+# BENCH_ICOUNT: bench.sh booted the guest with an instruction-counting
+# clock (2^shift ns per instruction); recorded for the report.
+ICOUNT = os.environ.get("BENCH_ICOUNT", "")
 FILESYSTEMS = os.environ.get("BENCH_FS", "ext4").split()
 WORKLOADS = os.environ.get("BENCH_WORKLOADS", "hit write mixed seq pgbench").split()
 CFS = "/sys/kernel/config/nullb"
@@ -819,6 +822,7 @@ def main():
         "kernel": os.uname().release,
         "secs": SECS,
         "device_model": MODEL,
+        "icount_shift": int(ICOUNT) if ICOUNT else None,
         "cpus": os.cpu_count(),
         "devices": {},
         "sets_mb": {"hit": HIT_SET, "write": WRITE_SET, "mixed": MIXED_SET, "seq": SEQ_SET},

@@ -332,6 +332,12 @@ def main():
         lines.append("BENCH_MODEL=fast: no device waits, so each figure is what that "
                      "system costs the guest's CPU per I/O, not what the HDD and SSD "
                      "models allow; the ratios to the raw HDD mean nothing here.\n")
+    shift = res.get("icount_shift")
+    if shift is not None:
+        lines.append(f"BENCH_ICOUNT={shift}: the guest's clock counted its instructions "
+                     f"({2 ** shift} ns each), so each figure measures guest instructions "
+                     "per I/O, the same from run to run, not the speed of the host's "
+                     "emulation.\n")
     failed = [f"{s['label']}: {s['error']}" for s in res["systems"].values() if "error" in s]
     if failed:
         lines.append("**Failed:** " + "; ".join(failed) + "\n")

@@ -8,13 +8,23 @@
 #
 # BENCH_SYSTEMS, BENCH_WORKLOADS, BENCH_HIT_ROUNDS, BENCH_MODEL, BENCH_FS,
 # BENCH_PG_SCALE, BENCH_PG_CACHE_MB and BENCH_PG_PREWARM pass through to
-# the guest (see bench/guest.py).
+# the guest (see bench/guest.py). BENCH_ICOUNT=SHIFT boots the guest with
+# a clock that counts its instructions (vm-run --icount): each figure is
+# then guest instructions per I/O, the same from run to run and whatever
+# else the host runs, not speed.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 secs=${BENCH_SECS:-20}
 kernels=${SSDCACHE_KERNELS:-$(scripts/kernels.sh)}
+icount=()
+if [ -n "${BENCH_ICOUNT:-}" ]; then
+	case $BENCH_ICOUNT in
+	*[!0-9]*) echo "bench: BENCH_ICOUNT must be a number (QEMU's icount shift), not $BENCH_ICOUNT" >&2; exit 2 ;;
+	esac
+	icount=(--icount "$BENCH_ICOUNT")
+fi
 res=${BENCH_OUT:-$top/build/bench}
 mkdir -p "$res"
 make -s tool || exit 1
@@ -24,8 +34,8 @@ for k in $kernels; do
 	rm -rf "${res:?}/$k"
 	steal0=$(scripts/host-steal)
 	echo "bench: $k: booting under TCG, ${secs} s per measured run (about $((secs * 100 / 60 + 10)) minutes)"
-	scripts/vm-run -k "$k" -m 7G -t $((secs * 400 + 1800)) -o "$res/$k" -- \
-		env BENCH_SECS="$secs" BENCH_SYSTEMS="${BENCH_SYSTEMS:-}" \
+	scripts/vm-run -k "$k" -m 7G -t $((secs * 400 + 1800)) "${icount[@]}" -o "$res/$k" -- \
+		env BENCH_SECS="$secs" BENCH_SYSTEMS="${BENCH_SYSTEMS:-}" BENCH_ICOUNT="${BENCH_ICOUNT:-}" \
 		BENCH_HIT_ROUNDS="${BENCH_HIT_ROUNDS:-3}" BENCH_MODEL="${BENCH_MODEL:-timed}" \
 		BENCH_WORKLOADS="${BENCH_WORKLOADS:-hit write mixed seq pgbench}" \
 		BENCH_FS="${BENCH_FS:-ext4}" BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" \

@@ -127,6 +127,32 @@ PY
 	[ "$output" = 0 ]
 }
 
+@test "bench report: BENCH_ICOUNT is said, and only then" {
+	d=$BATS_TEST_TMPDIR
+	fake_results "$d"
+	/usr/bin/python3 - "$d/results.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["icount_shift"] = 1
+json.dump(r, open(sys.argv[1], "w"))
+PY
+	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	grep -F 'BENCH_ICOUNT=1: the guest' "$d/results.md"
+	grep -F '(2 ns each)' "$d/results.md"
+	fake_results "$d"
+	/usr/bin/python3 "$TOP/bench/report.py" "$d" >/dev/null
+	run grep -c 'BENCH_ICOUNT' "$d/results.md"
+	[ "$output" = 0 ]
+}
+
+@test "bench: a BENCH_ICOUNT that is not a number is refused before any boot" {
+	run env BENCH_ICOUNT=fast BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"BENCH_ICOUNT must be a number"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out" ]
+}
+
 # The guest gets only the environment bench.sh hands it: a BENCH_ variable
 # that bench/guest.py reads but bench.sh does not pass is silently ignored.
 @test "bench: every BENCH_ variable bench/guest.py reads is passed to the guest" {

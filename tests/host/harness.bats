@@ -106,6 +106,13 @@ copy_tree() {
 	[[ "$output" == *"module/io.c:"*"slots[1]++"* ]]
 }
 
+@test "harness: vm-run refuses an --icount that is not a number" {
+	run "$TOP/scripts/vm-run" --icount x -- true
+	[ "$status" -eq 2 ]
+	run "$TOP/scripts/vm-run" --icount -- true
+	[ "$status" -eq 2 ]
+}
+
 @test "harness: vm-run refuses an unknown kernel with a usage error" {
 	run "$TOP/scripts/vm-run" -k 0.0-nonexistent -- true
 	[ "$status" -eq 2 ]
