@@ -43,6 +43,32 @@ json.dump({"kernel": "test", "secs": 1, "cpus": 2,
 PY
 }
 
+# fake_results, then Python statements ($2) that change its results.json,
+# loaded as r.
+fake_results_edited() {
+	fake_results "$1"
+	/usr/bin/python3 - "$1/results.json" "$2" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(r, open(sys.argv[1], "w"))
+PY
+}
+
+# fake_results_edited, then its report, which must succeed.
+edited_report() {
+	fake_results_edited "$1" "$2"
+	run /usr/bin/python3 "$TOP/bench/report.py" "$1"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+# The report of fake_results left as they are has no line with $2.
+plain_report_lacks() {
+	fake_results "$1"
+	/usr/bin/python3 "$TOP/bench/report.py" "$1" >/dev/null
+	! grep -q -F "$2" "$1/results.md"
+}
+
 @test "bench report: ratios, best peer and targets from a results.json" {
 	d=$BATS_TEST_TMPDIR
 	fake_results "$d"
@@ -69,51 +95,24 @@ PY
 
 @test "bench report: a system that failed is named, the rest still reported" {
 	d=$BATS_TEST_TMPDIR
-	fake_results "$d"
-	/usr/bin/python3 - "$d/results.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["systems"]["bcache"] = {"label": "bcache", "error": "bcache: the cache device did not attach"}
-json.dump(r, open(sys.argv[1], "w"))
-PY
-	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	edited_report "$d" 'r["systems"]["bcache"] = {"label": "bcache", "error": "bcache: the cache device did not attach"}'
 	grep -F '**Failed:** bcache: bcache: the cache device did not attach' "$d/results.md"
 	grep -F 'x best peer (dm-writecache)' "$d/results.md"
 }
 
 @test "bench report: the hit path's rounds are listed under its table" {
 	d=$BATS_TEST_TMPDIR
-	fake_results "$d"
-	/usr/bin/python3 - "$d/results.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["systems"]["ssdcache_wt"]["hit"]["rounds_iops"] = [3800, 3900, 4100]
-json.dump(r, open(sys.argv[1], "w"))
-PY
-	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	edited_report "$d" 'r["systems"]["ssdcache_wt"]["hit"]["rounds_iops"] = [3800, 3900, 4100]'
 	grep -F '(IOPS of each round: ssdcache write-through 3,800, 3,900, 4,100).' "$d/results.md"
 	# One round (older results): no such line.
-	fake_results "$d"
-	/usr/bin/python3 "$TOP/bench/report.py" "$d" >/dev/null
-	run grep -c 'IOPS of each round' "$d/results.md"
-	[ "$output" = 0 ]
+	plain_report_lacks "$d" 'IOPS of each round'
 }
 
 @test "bench report: BENCH_MODEL=fast is said, with the disks' model as configured" {
 	d=$BATS_TEST_TMPDIR
-	fake_results "$d"
-	/usr/bin/python3 - "$d/results.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["device_model"] = "fast"
+	edited_report "$d" 'r["device_model"] = "fast"
 for dev in r["devices"].values():
-    dev["model"].update(irqmode=0, hw_queue_depth=64)
-json.dump(r, open(sys.argv[1], "w"))
-PY
-	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+    dev["model"].update(irqmode=0, hw_queue_depth=64)'
 	grep -F 'BENCH_MODEL=fast: no device waits' "$d/results.md"
 	grep -F 'HDD model 1 MiB (queue depth 64, completed at submission)' "$d/results.md"
 	# The targets are for the timed models: not judged here.
@@ -121,29 +120,15 @@ PY
 	run grep -c -E '\| (met|MISSED) \|' "$d/results.md"
 	[ "$output" = 0 ]
 	# The default (timed) says nothing of it.
-	fake_results "$d"
-	/usr/bin/python3 "$TOP/bench/report.py" "$d" >/dev/null
-	run grep -c 'BENCH_MODEL=fast' "$d/results.md"
-	[ "$output" = 0 ]
+	plain_report_lacks "$d" 'BENCH_MODEL=fast'
 }
 
 @test "bench report: BENCH_ICOUNT is said, and only then" {
 	d=$BATS_TEST_TMPDIR
-	fake_results "$d"
-	/usr/bin/python3 - "$d/results.json" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-r["icount_shift"] = 1
-json.dump(r, open(sys.argv[1], "w"))
-PY
-	run /usr/bin/python3 "$TOP/bench/report.py" "$d"
-	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	edited_report "$d" 'r["icount_shift"] = 1'
 	grep -F 'BENCH_ICOUNT=1: the guest' "$d/results.md"
 	grep -F '(2 ns each)' "$d/results.md"
-	fake_results "$d"
-	/usr/bin/python3 "$TOP/bench/report.py" "$d" >/dev/null
-	run grep -c 'BENCH_ICOUNT' "$d/results.md"
-	[ "$output" = 0 ]
+	plain_report_lacks "$d" 'BENCH_ICOUNT'
 }
 
 @test "bench: a BENCH_ICOUNT that is not a number is refused before any boot" {
