@@ -131,10 +131,15 @@ for dev in r["devices"].values():
 	plain_report_lacks "$d" 'BENCH_ICOUNT'
 }
 
-@test "bench: a BENCH_ICOUNT that is not a number is refused before any boot" {
-	run env BENCH_ICOUNT=fast BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
+@test "bench: a BENCH_ICOUNT that is not a number, or without BENCH_MODEL=fast, is refused before any boot" {
+	run env BENCH_ICOUNT=fast BENCH_MODEL=fast BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"BENCH_ICOUNT must be a number"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out" ]
+	# Only on the fast disks: see bench.sh.
+	run env BENCH_ICOUNT=0 BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"BENCH_ICOUNT needs BENCH_MODEL=fast"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/out" ]
 }
 
