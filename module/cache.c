@@ -181,6 +181,16 @@ void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert)
 }
 
 /*
+ * Makes @slot, just inserted, look older than any slot accessed in the
+ * set's last half clock turn: the policy's next victim unless read.
+ * Caller holds the set lock.
+ */
+void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot)
+{
+	sc->stamps[slot] = sc->sets[set].clock - (U16_MAX / 2 + 1);
+}
+
+/*
  * Sets @slot's word to @v, a change of what its map entry should say:
  * the slot is journaled by the next commit and its page written by the
  * next checkpoint. Caller holds the set lock.
@@ -302,6 +312,8 @@ void ssdc_evict_one(struct ssdcache *sc, u32 set)
 	u64 first = (u64)set * SSDCACHE_ASSOC, s;
 	u16 clock = sc->sets[set].clock, best_age = 0;
 	long victim = -1;
+
+	sc->sets[set].was_full = true;
 
 	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
 		u64 v = sc->slots[s];

@@ -39,18 +39,6 @@
 /* A write of more than one block (a range write) has set = SSDC_NO_SET. */
 #define SSDC_NO_SET	U32_MAX
 
-struct ssdc_fill {
-	struct list_head list;
-	struct ssdcache *sc;
-	u64 oblock;
-	u64 slot;
-	u32 set;
-	u32 wgen;
-	u32 long_wgen;
-	unsigned int nr_pages;
-	struct page *pages[];
-};
-
 /* Sends @bio to the origin; a write with data is counted at its end. */
 static void remap_origin(struct ssdcache *sc, struct bio *bio)
 {
@@ -128,16 +116,6 @@ static void range_writes(struct ssdcache *sc, u64 first, u64 last, int delta)
 static bool may_copy_write_locked(struct ssdcache *sc, struct ssdc_set *st, u32 own)
 {
 	return st->origin_inflight == own && !atomic_read(&sc->long_writes);
-}
-
-/*
- * Whether a read may install a copy of an uncached block of set @st
- * (locked): no write to the set's blocks is under way.
- */
-static bool may_fill_locked(struct ssdcache *sc, struct ssdc_set *st)
-{
-	return !st->writes_inflight && !atomic_read(&sc->long_writes) &&
-	       ssdc_may_cache(sc);
 }
 
 /*
@@ -793,7 +771,7 @@ static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
 		cached = ssdc_lookup(sc, set, oblock + n) >= 0;
 		if (!cached) {
 			pb->wgen[n] = st->wgen;
-			if (may_fill_locked(sc, st))
+			if (ssdc_may_fill_locked(sc, st))
 				pb->fills |= BIT(n);
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
@@ -851,7 +829,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	pb->long_wgen = atomic_read(&sc->long_wgen);
 	/* long_wgen before long_writes: pairs with range_writes(). */
 	smp_rmb();
-	if (slot < 0 && whole && may_fill_locked(sc, st))
+	if (slot < 0 && whole && ssdc_may_fill_locked(sc, st))
 		pb->fills = 1;
 	spin_unlock_irqrestore(&st->lock, flags);
 	if (slot < 0 && whole)
@@ -863,6 +841,8 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	pb->nblocks = n;
 	pb->iter = bio->bi_iter;
 	ssdc_count_add(sc, SSDC_C_READ_MISSES, n);
+	if (slot < 0 && whole && ssdc_read_ahead(sc, bio))
+		return DM_MAPIO_SUBMITTED;
 	remap_origin(sc, bio);
 	ssdc_count_bio(sc, false, bio);
 	return DM_MAPIO_REMAPPED;
@@ -1039,7 +1019,7 @@ static void requeue_fn(struct work_struct *work)
 
 /* ---- fills ---- */
 
-static void free_fill(struct ssdc_fill *f)
+void ssdc_fill_free(struct ssdc_fill *f)
 {
 	unsigned int i;
 
@@ -1082,7 +1062,7 @@ static struct ssdc_fill *copy_fill(struct ssdcache *sc, struct bio *bio,
 	for (p = 0; p < nr; p++) {
 		f->pages[p] = alloc_page(GFP_ATOMIC | __GFP_NOWARN);
 		if (!f->pages[p]) {
-			free_fill(f);
+			ssdc_fill_free(f);
 			return NULL;
 		}
 	}
@@ -1130,7 +1110,7 @@ static void fill_write_end_io(struct bio *bio)
 	}
 	spin_unlock_irqrestore(&st->lock, flags);
 	bio_put(bio);
-	free_fill(f);
+	ssdc_fill_free(f);
 	fill_done(sc);
 }
 
@@ -1145,22 +1125,26 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 
 	spin_lock_irqsave(&st->lock, flags);
 	if (st->wgen == f->wgen && atomic_read(&sc->long_wgen) == f->long_wgen &&
-	    ssdc_may_cache(sc) && ssdc_lookup(sc, f->set, f->oblock) < 0 &&
+	    ssdc_may_cache(sc) && !(f->ahead && st->was_full) &&
+	    ssdc_lookup(sc, f->set, f->oblock) < 0 &&
 	    !ssdc_evicting_locked(sc, f->set, f->oblock)) {
 		slot = ssdc_take_free(sc, f->set);
 		if (slot >= 0) {
 			ssdc_slot_write(sc, slot, ssdc_slot_make(f->oblock, SSDC_SLOT_FILLING));
 			ssdc_touch(sc, f->set, slot, true);
+			/* Read ahead, not asked for: the first to go. */
+			if (f->ahead)
+				ssdc_touch_cold(sc, f->set, slot);
 			atomic64_inc(&sc->used);
-		} else {
+		} else if (!f->ahead) {
 			ssdc_evict_one(sc, f->set);
 		}
 	}
 	spin_unlock_irqrestore(&st->lock, flags);
 	if (slot < 0) {
-		if (!READ_ONCE(sc->failed))
+		if (!READ_ONCE(sc->failed) && !f->ahead)
 			ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
-		free_fill(f);
+		ssdc_fill_free(f);
 		fill_done(sc);
 		return;
 	}
@@ -1210,26 +1194,44 @@ static void fill_fn(struct work_struct *work)
 static void queue_fills(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
 	struct ssdc_fill *f;
-	unsigned long flags;
 	bool queued = false;
 	unsigned int i;
 
 	for (i = 0; i < pb->nblocks; i++) {
 		if (!(pb->fills & BIT(i)))
 			continue;
-		if (atomic_read(&sc->fills_inflight) >= SSDC_MAX_FILLS)
+		if (!ssdc_fill_room(sc))
 			break;
 		f = copy_fill(sc, bio, pb, i);
 		if (!f)
 			break;
-		atomic_inc(&sc->fills_inflight);
-		spin_lock_irqsave(&sc->fill_lock, flags);
-		list_add_tail(&f->list, &sc->fills);
-		spin_unlock_irqrestore(&sc->fill_lock, flags);
+		ssdc_fill_add(sc, f);
 		queued = true;
 	}
 	if (queued)
-		queue_work(sc->fill_wq, &sc->fill_work);
+		ssdc_fill_kick(sc);
+}
+
+/* Is there room for one more fill in flight? */
+bool ssdc_fill_room(struct ssdcache *sc)
+{
+	return atomic_read(&sc->fills_inflight) < SSDC_MAX_FILLS;
+}
+
+/* Queues fill @f; the caller runs ssdc_fill_kick() after its last. */
+void ssdc_fill_add(struct ssdcache *sc, struct ssdc_fill *f)
+{
+	unsigned long flags;
+
+	atomic_inc(&sc->fills_inflight);
+	spin_lock_irqsave(&sc->fill_lock, flags);
+	list_add_tail(&f->list, &sc->fills);
+	spin_unlock_irqrestore(&sc->fill_lock, flags);
+}
+
+void ssdc_fill_kick(struct ssdcache *sc)
+{
+	queue_work(sc->fill_wq, &sc->fill_work);
 }
 
 /* ---- completion ---- */
@@ -1251,6 +1253,18 @@ static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 		ssdc_invalidate_locked(sc, set, pb->slot);
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+	ssdc_origin_retry(sc, bio);
+	return DM_ENDIO_INCOMPLETE;
+}
+
+/*
+ * Sends read @bio, as mapped, to the origin alone, from the fill worker
+ * (bios are not submitted from completion context).
+ */
+void ssdc_origin_retry(struct ssdcache *sc, struct bio *bio)
+{
+	struct ssdc_bio *pb = ssdc_pb(bio);
+	unsigned long flags;
 
 	pb->kind = SSDC_BIO_PASS;
 	bio->bi_iter = pb->iter;
@@ -1260,8 +1274,7 @@ static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 	spin_lock_irqsave(&sc->fill_lock, flags);
 	bio_list_add(&sc->retries, bio);
 	spin_unlock_irqrestore(&sc->fill_lock, flags);
-	queue_work(sc->fill_wq, &sc->fill_work);
-	return DM_ENDIO_INCOMPLETE;
+	ssdc_fill_kick(sc);
 }
 
 /* Counts a failed bio we sent to the origin, and times origin reads. */
@@ -1327,6 +1340,7 @@ int ssdc_io_init(struct ssdcache *sc)
 {
 	int r;
 
+	sc->ra_kb = SSDC_READAHEAD_KB;
 	INIT_WORK(&sc->fill_work, fill_fn);
 	spin_lock_init(&sc->fill_lock);
 	INIT_LIST_HEAD(&sc->fills);

@@ -27,6 +27,10 @@
 #define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_READ_RUN			16	/* missed blocks per origin read */
+#define SSDC_READAHEAD_KB		64	/* default readahead_kb (io.c) */
+#define SSDC_READAHEAD_MAX_KB		1024	/* BIO_MAX_VECS pages */
+#define SSDC_READAHEAD_FREE		8	/* only while 1/8 of the blocks are free */
+#define SSDC_READAHEAD_RECENT_BITS	6	/* chunks read ahead lately: 64 */
 #define SSDC_WRITE_RUN			16	/* write-through/around blocks per origin write */
 #define SSDC_RANGE_PER_SET		64	/* longer range writes gate globally */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
@@ -40,6 +44,7 @@ enum ssdc_tunable {
 	SSDC_TUN_YIELD,
 	SSDC_TUN_ERROR_LIMIT,
 	SSDC_TUN_ERROR_HALFLIFE_MS,
+	SSDC_TUN_READAHEAD_KB,
 	SSDC_NR_TUNABLES
 };
 
@@ -115,6 +120,7 @@ enum ssdc_slot_state {
 struct ssdc_set {
 	spinlock_t lock;	/* protects this set's slots, stamps and fields */
 	u16 clock;		/* policy clock: ticks on every access */
+	bool was_full;		/* it evicted: no readahead fills for it */
 	u32 writes_inflight;	/* writes to this set's origin blocks */
 	u32 origin_inflight;	/* those of them that go to the origin */
 	u32 wgen;		/* bumped when such a write starts or ends */
@@ -131,7 +137,7 @@ enum ssdc_counter {
 	SSDC_C_BYPASSED_READS, SSDC_C_BYPASSED_WRITES,
 	SSDC_C_FILLS, SSDC_C_EVICTIONS,
 	SSDC_C_COMMITS, SSDC_C_CLEANED, SSDC_C_JOURNAL_BLOCKS, SSDC_C_CHECKPOINTS,
-	SSDC_C_FLUSHES, SSDC_C_FUA, SSDC_C_DISCARDS,
+	SSDC_C_FLUSHES, SSDC_C_FUA, SSDC_C_DISCARDS, SSDC_C_READAHEADS,
 	/* Bytes and errors per device and direction: see ssdc_count_io(). */
 	SSDC_C_SSD_READ_BYTES, SSDC_C_SSD_WRITE_BYTES,
 	SSDC_C_ORIGIN_READ_BYTES, SSDC_C_ORIGIN_WRITE_BYTES,
@@ -245,6 +251,8 @@ struct ssdcache {
 	wait_queue_head_t fills_wait;
 	atomic_t long_writes;		/* range writes too long to count per set */
 	atomic_t long_wgen;		/* bumped when one starts or ends */
+	unsigned int ra_kb;		/* readahead_kb: a miss reads its chunk */
+	u64 ra_recent[BIT(SSDC_READAHEAD_RECENT_BITS)]; /* by hash: chunk + 1 */
 
 	/* Sequential detection (seqcut.c). */
 	spinlock_t seq_lock;		/* protects streams */
@@ -325,6 +333,20 @@ struct ssdc_clone {
 	struct bio bio;		/* last: the bio_set's front pad is the rest */
 };
 
+/* A copy of a block read from the origin, to install in a slot (io.c). */
+struct ssdc_fill {
+	struct list_head list;
+	struct ssdcache *sc;
+	u64 oblock;
+	u64 slot;
+	u32 set;
+	u32 wgen;
+	u32 long_wgen;
+	bool ahead;		/* read ahead: no eviction for it, the first to go */
+	unsigned int nr_pages;
+	struct page *pages[];
+};
+
 enum ssdc_bio_kind {
 	SSDC_BIO_PASS = 0,	/* nothing to do on completion */
 	SSDC_BIO_HIT_READ,
@@ -382,6 +404,16 @@ static inline void ssdc_count_error(struct ssdcache *sc, bool ssd, bool write)
 static inline bool ssdc_may_cache(struct ssdcache *sc)
 {
 	return !READ_ONCE(sc->failed) && !READ_ONCE(sc->degraded);
+}
+
+/*
+ * Whether a read may install a copy of an uncached block of set @st
+ * (locked): no write to the set's blocks is under way.
+ */
+static inline bool ssdc_may_fill_locked(struct ssdcache *sc, struct ssdc_set *st)
+{
+	return !st->writes_inflight && !atomic_read(&sc->long_writes) &&
+	       ssdc_may_cache(sc);
 }
 
 /* Counts a data bio (not a discard or flush) sent to the SSD or the origin. */
@@ -502,6 +534,7 @@ long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
 long ssdc_take_free(struct ssdcache *sc, u32 set);
 bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock);
 void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert);
+void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot);
 void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v);
 bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot);
 void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirty);
@@ -575,8 +608,16 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void ssdc_issue_write(struct ssdcache *sc, struct bio *bio);
 void ssdc_requeue(struct ssdcache *sc, struct bio *bio);
 int ssdc_io_init(struct ssdcache *sc);
+void ssdc_fill_free(struct ssdc_fill *f);
+bool ssdc_fill_room(struct ssdcache *sc);
+void ssdc_fill_add(struct ssdcache *sc, struct ssdc_fill *f);
+void ssdc_fill_kick(struct ssdcache *sc);
+void ssdc_origin_retry(struct ssdcache *sc, struct bio *bio);
 void ssdc_io_drain(struct ssdcache *sc);
 void ssdc_io_exit(struct ssdcache *sc);
+
+/* readahead.c */
+bool ssdc_read_ahead(struct ssdcache *sc, struct bio *bio);
 
 /* stats.c */
 void ssdc_account_latency(struct ssdcache *sc, enum ssdc_lat which, u64 start_ns);

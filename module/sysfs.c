@@ -85,6 +85,7 @@ static ssize_t info_show(struct ssdcache *sc, const struct ssdc_attr *a, char *b
 enum {
 	TUN_MODE, TUN_POLICY, TUN_SEQ_CUTOFF, TUN_DIRTY_HIGH, TUN_DIRTY_LOW,
 	TUN_IDLE_MS, TUN_RATE, TUN_YIELD, TUN_ERROR_LIMIT, TUN_ERROR_HALFLIFE,
+	TUN_READAHEAD,
 };
 
 static ssize_t tunable_show(struct ssdcache *sc, const struct ssdc_attr *a, char *buf)
@@ -110,6 +111,8 @@ static ssize_t tunable_show(struct ssdcache *sc, const struct ssdc_attr *a, char
 		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->err_limit));
 	case TUN_ERROR_HALFLIFE:
 		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->err_halflife_ms));
+	case TUN_READAHEAD:
+		return sysfs_emit(buf, "%u\n", READ_ONCE(sc->ra_kb));
 	}
 	return -EINVAL;
 }
@@ -158,6 +161,7 @@ TUNABLE_ATTR(writeback_rate, TUN_RATE);
 TUNABLE_ATTR(writeback_yield, TUN_YIELD);
 TUNABLE_ATTR(error_limit, TUN_ERROR_LIMIT);
 TUNABLE_ATTR(error_halflife_ms, TUN_ERROR_HALFLIFE);
+TUNABLE_ATTR(readahead_kb, TUN_READAHEAD);
 
 static struct attribute *top_attrs[] = {
 	&attr_state.attr, &attr_writeback.attr, &attr_block_size.attr,
@@ -168,6 +172,7 @@ static struct attribute *top_attrs[] = {
 	&attr_writeback_rate.attr, &attr_writeback_yield.attr,
 	&attr_health.attr, &attr_writeback_backoff_ms.attr,
 	&attr_error_limit.attr, &attr_error_halflife_ms.attr,
+	&attr_readahead_kb.attr,
 	NULL,
 };
 

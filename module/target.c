@@ -209,15 +209,16 @@ static void emit_table(struct ssdcache *sc, char *result, unsigned int maxlen,
 {
 	unsigned int sz = *szp;
 
-	DMEMIT("%s %s %s 22 block_size %llu policy %s sequential_cutoff %llu origin_id %s",
+	DMEMIT("%s %s %s 24 block_size %llu policy %s sequential_cutoff %llu origin_id %s",
 	       sc->origin->name, sc->cache->name, ssdc_mode_name(sc->mode),
 	       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
 	       ssdc_policy_name(sc->policy), sc->seq_cutoff, sc->sb.origin_id);
 	DMEMIT(" dirty_high %u dirty_low %u", READ_ONCE(sc->wb_high), READ_ONCE(sc->wb_low));
 	DMEMIT(" writeback_idle_ms %u writeback_rate %u writeback_yield %u",
 	       READ_ONCE(sc->wb_idle_ms), READ_ONCE(sc->wb_rate), READ_ONCE(sc->wb_yield));
-	DMEMIT(" error_limit %u error_halflife_ms %u",
-	       READ_ONCE(sc->err_limit), READ_ONCE(sc->err_halflife_ms));
+	DMEMIT(" error_limit %u error_halflife_ms %u readahead_kb %u",
+	       READ_ONCE(sc->err_limit), READ_ONCE(sc->err_halflife_ms),
+	       READ_ONCE(sc->ra_kb));
 	*szp = sz;
 }
 

@@ -2,10 +2,11 @@
 /*
  * dm-ssdcache: the numeric tunables.
  *
- * The five of writeback (writeback.c) and the two of the SSD's error
- * limit (health.c) are set the same three ways: on the table line, by a
- * message, in sysfs. One table gives each its name, its largest value and
- * its field; a bad value is refused and changes nothing.
+ * The five of writeback (writeback.c), the two of the SSD's error limit
+ * (health.c) and readahead_kb (readahead.c) are set the same three ways:
+ * on the table line, by a message, in sysfs. One table gives each its
+ * name, its largest value and its field; a bad value is refused and
+ * changes nothing.
  */
 #include <linux/kernel.h>
 #include <linux/string.h>
@@ -20,6 +21,7 @@ static const char * const names[SSDC_NR_TUNABLES] = {
 	[SSDC_TUN_YIELD] = "writeback_yield",
 	[SSDC_TUN_ERROR_LIMIT] = "error_limit",
 	[SSDC_TUN_ERROR_HALFLIFE_MS] = "error_halflife_ms",
+	[SSDC_TUN_READAHEAD_KB] = "readahead_kb",
 };
 
 static const unsigned int max[SSDC_NR_TUNABLES] = {
@@ -30,6 +32,7 @@ static const unsigned int max[SSDC_NR_TUNABLES] = {
 	[SSDC_TUN_YIELD] = 1,
 	[SSDC_TUN_ERROR_LIMIT] = 1000000,
 	[SSDC_TUN_ERROR_HALFLIFE_MS] = 86400000,
+	[SSDC_TUN_READAHEAD_KB] = SSDC_READAHEAD_MAX_KB,
 };
 
 static unsigned int *field(struct ssdcache *sc, unsigned int i)
@@ -42,6 +45,7 @@ static unsigned int *field(struct ssdcache *sc, unsigned int i)
 		[SSDC_TUN_YIELD] = &sc->wb_yield,
 		[SSDC_TUN_ERROR_LIMIT] = &sc->err_limit,
 		[SSDC_TUN_ERROR_HALFLIFE_MS] = &sc->err_halflife_ms,
+		[SSDC_TUN_READAHEAD_KB] = &sc->ra_kb,
 	};
 
 	return fields[i];

@@ -136,7 +136,7 @@ static int cache_empty(const struct ssdc_dev *c, int force)
 static const char *const table_opts[] = {
 	"policy", "sequential_cutoff", "dirty_high", "dirty_low",
 	"writeback_idle_ms", "writeback_rate", "writeback_yield",
-	"error_limit", "error_halflife_ms",
+	"error_limit", "error_halflife_ms", "readahead_kb",
 };
 
 struct create_opts {

@@ -17,6 +17,7 @@ const char *const ssdc_stat_names[NR_ST] = {
 	"evictions", "dirty_blocks", "clean_blocks", "free_blocks",
 	"cleaned_blocks", "journal_commits", "journal_blocks",
 	"journal_bytes", "checkpoints", "flushes", "fuas", "discards",
+	"readaheads",
 	"ssd_read_bytes", "ssd_write_bytes", "origin_read_bytes",
 	"origin_write_bytes", "ssd_read_errors", "ssd_write_errors",
 	"origin_read_errors", "origin_write_errors",
@@ -45,6 +46,7 @@ static const char *const stat_help[NR_ST] = {
 	"Flushes that went through a commit",
 	"FUA writes that went through a commit",
 	"Discards",
+	"Read misses that read their whole readahead chunk",
 	"Bytes read from the SSD",
 	"Bytes written to the SSD (metadata included)",
 	"Bytes read from the origin",
@@ -59,6 +61,7 @@ static const char *const set_names[NR_SE] = {
 	"block_size", "cache_blocks", "ram_per_block", "sequential_cutoff",
 	"dirty_high", "dirty_low", "writeback_idle_ms", "writeback_rate",
 	"writeback_yield", "writeback_backoff_ms", "error_limit", "error_halflife_ms",
+	"readahead_kb",
 };
 
 static const char *const hist_names[2] = {

@@ -256,7 +256,8 @@ held_write() {
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
 @test "io: a read of uncached blocks is one origin read, and fills each block" {
-	dm=$(ssdc_create io "$origin" "$cache" writearound format)
+	# No readahead (22-readahead.bats): the 4 KiB read would fill all 16.
+	dm=$(ssdc_create io "$origin" "$cache" writearound format readahead_kb 0)
 	udevadm settle
 	dd if=/dev/urandom of="$dm" bs=64k count=1 seek=10 oflag=direct status=none
 	want=$(dd if="$origin" bs=64k skip=10 count=1 iflag=direct status=none | md5sum)
@@ -443,10 +444,13 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	# mapped: the second must go to the origin too, and nothing of it to
 	# the SSD. (Seen as a clean block that differed from the origin at
 	# the end of the stress test, whose fio jobs overlap their writes.)
+	# No readahead: udev's probe after the writes may read a block of
+	# block 258's chunk, and the chunk would then be cached, correctly,
+	# but not in the dump's expected state.
 	ol=$(dm_linear_create io_ol "$origin")
 	for mode in writeback writethrough; do
 		dm=$(ssdc_create io "$ol" "$cache" $mode format force sequential_cutoff 65536 \
-			writeback_idle_ms 600000 dirty_high 100 dirty_low 90)
+			writeback_idle_ms 600000 dirty_high 100 dirty_low 90 readahead_kb 0)
 		udevadm settle
 		dd if=/dev/urandom of="$BATS_TEST_TMPDIR/w1" bs=96k count=1 status=none
 		dd if=/dev/urandom of="$BATS_TEST_TMPDIR/w2" bs=4k count=1 status=none
@@ -489,7 +493,7 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	[[ "$output" =~ ^0\ 131072\ ssdcache\ 2\ writethrough\ 4096\ [0-9]+/[0-9]+\ 0\ ([0-9]+\ ){6}[0-9]+\ lru\ 4194304\ ok\ clean\ ([0-9]+\ ){6}50\ 25\ 2000\ 0\ 1$ ]] ||
 		fail "status: $output"
 	table=$(dmsetup table io)
-	[[ "$table" == *"writethrough 22 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o dirty_high 50 dirty_low 25 writeback_idle_ms 2000 writeback_rate 0 writeback_yield 1 error_limit 8 error_halflife_ms 60000" ]] ||
+	[[ "$table" == *"writethrough 24 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o dirty_high 50 dirty_low 25 writeback_idle_ms 2000 writeback_rate 0 writeback_yield 1 error_limit 8 error_halflife_ms 60000 readahead_kb 64" ]] ||
 		fail "table: $table"
 	[[ "$table" != *format* ]] || fail "the table line must never re-format"
 	dd if="$dm" of=/dev/null bs=4k count=64 iflag=direct status=none

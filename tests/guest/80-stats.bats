@@ -51,8 +51,10 @@ stats_cache() {
 	local name=$1 mode=$2
 	dev=$(nullb_create "${name}o" 64 fast)
 	cache=$(nullb_create "${name}c" 8 fast)
-	# No idle cleaning: the cleaner runs only when a test asks.
-	ssdc_create "$name" "$dev" "$cache" "$mode" format writeback_idle_ms 0 >/dev/null
+	# No idle cleaning: the cleaner runs only when a test asks. No
+	# readahead: each block read is one miss or hit, as the tests count.
+	ssdc_create "$name" "$dev" "$cache" "$mode" format writeback_idle_ms 0 \
+		readahead_kb 0 >/dev/null
 	udevadm settle
 	dmsetup message "$name" 0 reset_stats
 }

@@ -1,0 +1,271 @@
+#!/usr/bin/env bats
+# Readahead while the cache warms up (module/readahead.c): a miss of less
+# than its aligned chunk of readahead_kb reads the chunk in one origin
+# request and fills its other uncached blocks, never over a block the
+# cache holds, and only while 1/8 of the cache is free.
+
+load ../lib/common
+
+setup() {
+	require_guest
+	origin=$(nullb_create ra_o 64 fast)
+	cache=$(nullb_create ra_c 8 fast)
+	dd if=/dev/urandom of="$origin" bs=1M count=8 oflag=direct status=none
+}
+
+# udev's probe of a new device reads it (and reads ahead): forget that.
+settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
+disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
+ra_stat() { cat "$(sysdir ra)/stats/$1"; }
+# blk DEV N: md5 of 4 KiB block N of DEV.
+blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
+
+@test "readahead: a 4 KiB miss reads its 64 KiB chunk in one origin read and fills it" {
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
+	settle_reset
+	assert_eq 64 "$(cat "$(sysdir ra)/readahead_kb")" "the default"
+	u0=$(ssdc_used ra)
+	want=$(blk "$origin" 2037)
+	r0=$(disk_reads ra_o)
+	assert_eq "$want" "$(blk "$dm" 2037)" "the block read"
+	assert_eq 1 $(( $(disk_reads ra_o) - r0 )) "origin reads"
+	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 1 "$(ssdc_stat ra read_misses)" "read misses"
+	ssdc_quiesce ra
+	assert_eq 16 $(( $(ssdc_used ra) - u0 )) "blocks 2032 to 2047 cached"
+	dmsetup message ra 0 reset_stats
+	for b in $(seq 2032 2047); do
+		assert_eq "$(blk "$origin" "$b")" "$(blk "$dm" "$b")" "block $b from the cache"
+	done
+	assert_eq 16 "$(ssdc_stat ra read_hits)" "hits"
+	assert_eq 0 "$(ssdc_stat ra read_misses)" "misses"
+}
+
+@test "readahead: a sequential 4 KiB reader reads each chunk ahead once" {
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
+	settle_reset
+	# Blocks 2048-2111: four chunks. The blocks after each chunk's first
+	# may miss (their fills not in yet), but do not read it again.
+	dd if="$dm" of=/dev/null bs=4k skip=2048 count=64 iflag=direct status=none
+	assert_eq 4 "$(ra_stat readaheads)" "readaheads"
+	ssdc_quiesce ra
+	for b in 2048 2070 2111; do
+		assert_eq "$(blk "$origin" "$b")" "$(blk "$dm" "$b")" "block $b"
+	done
+}
+
+@test "readahead: readahead_kb 0 turns it off, a bad value changes nothing" {
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format readahead_kb 0)
+	settle_reset
+	u0=$(ssdc_used ra)
+	blk "$dm" 2005 >/dev/null
+	ssdc_quiesce ra
+	assert_eq 1 $(( $(ssdc_used ra) - u0 )) "blocks cached"
+	assert_eq 0 "$(ra_stat readaheads)" "readaheads"
+	run dmsetup message ra 0 readahead_kb 1025
+	[ "$status" -ne 0 ]
+	run dmsetup message ra 0 readahead_kb -1
+	[ "$status" -ne 0 ]
+	assert_eq 0 "$(cat "$(sysdir ra)/readahead_kb")" "after bad values"
+	# 8 KiB: chunks of two blocks.
+	dmsetup message ra 0 readahead_kb 8
+	[[ "$(dmsetup table ra)" == *" readahead_kb 8" ]] || fail "table: $(dmsetup table ra)"
+	blk "$dm" 2009 >/dev/null
+	ssdc_quiesce ra
+	assert_eq 3 $(( $(ssdc_used ra) - u0 )) "blocks 2008 and 2009 cached too"
+	dm_remove ra
+	run ssdc_create ra "$origin" "$cache" writethrough readahead_kb 1025
+	[ "$status" -ne 0 ]
+	! dmsetup info ra >/dev/null 2>&1 || fail "the device exists"
+}
+
+@test "readahead: a block the cache holds dirty keeps its data" {
+	dm=$(ssdc_create ra "$origin" "$cache" writeback format)
+	settle_reset
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=4k count=1 status=none
+	want=$(md5sum <"$BATS_TEST_TMPDIR/new")
+	u0=$(ssdc_used ra)
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=4k seek=2070 oflag=direct status=none
+	assert_eq 1 "$(ssdc_stat ra dirty)" "dirty blocks"
+	blk "$dm" 2064 >/dev/null
+	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	ssdc_quiesce ra
+	assert_eq "$want" "$(blk "$dm" 2070)" "the dirty block after its chunk was read"
+	[ "$(blk "$origin" 2070)" != "$want" ] || fail "the origin has the new data already"
+	assert_eq 16 $(( $(ssdc_used ra) - u0 )) "cached: the chunk, the dirty block once"
+}
+
+@test "readahead: a write-back write to a block of a chunk being read wins" {
+	# Reads of blocks 5120-5135 take 2 s: the chunk's read is in flight
+	# while a write-back write puts new data for one of its blocks on the
+	# SSD; that block's fill, read before, must not replace it. (Only
+	# there: udev's probes of the devices read their start and end.)
+	sectors=$(dev_sectors "$origin")
+	slow=$(dm_create ra_slow "0 40960 linear $origin 0
+40960 128 delay $origin 40960 2000 $origin 40960 0
+41088 $((sectors - 41088)) linear $origin 41088")
+	dm=$(ssdc_create ra "$slow" "$cache" writeback format)
+	settle_reset
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=4k count=1 status=none
+	want=$(md5sum <"$BATS_TEST_TMPDIR/new")
+	blk "$dm" 5120 >/dev/null &
+	reader=$!
+	sleep 0.5
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=4k seek=5125 oflag=direct status=none
+	kill -0 "$reader" || fail "the chunk's read was no longer in flight"
+	wait "$reader"
+	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	ssdc_quiesce ra
+	assert_eq "$want" "$(blk "$dm" 5125)" "the block written during the chunk's read"
+	dm_remove ra
+	dm_remove ra_slow
+}
+
+@test "readahead: a chunk whose read fails reads the block alone" {
+	# Sectors 16064 to 16071 (block 2008) of the origin fail; block
+	# 2003's chunk covers them.
+	sectors=$(dev_sectors "$origin")
+	bad=$(dm_create ra_bad "0 16064 linear $origin 0
+16064 8 error
+16072 $((sectors - 16072)) linear $origin 16072")
+	dm=$(ssdc_create ra "$bad" "$cache" writethrough format)
+	settle_reset
+	assert_eq "$(blk "$origin" 2003)" "$(blk "$dm" 2003)" "block 2003"
+	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	dd if="$dm" of=/dev/null bs=4k skip=2008 count=1 iflag=direct status=none && fail "block 2008 read"
+	dm_remove ra
+	dm_remove ra_bad
+}
+
+# set_of BLOCK NR_SETS: the set of an origin block (ssdcache_set_of() in
+# include/ssdcache_format.h).
+set_of() {
+	local h=$(( (($1 * 0x61c8864680b583eb) >> 32) & 0xffffffff ))
+	echo $(( (h * $2) >> 32 ))
+}
+
+# read_blocks DEV BLOCK...: a 4 KiB O_DIRECT read of each block.
+read_blocks() {
+	local dev=$1
+	shift
+	python3 - "$dev" "$@" <<'PY'
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+for b in sys.argv[2:]:
+    os.preadv(fd, [buf], int(b) * 4096)
+PY
+}
+
+@test "readahead: none in a set that has had to evict" {
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format readahead_kb 0 \
+		sequential_cutoff 0)
+	settle_reset
+	sets=$(( $(ssdc_stat ra blocks | cut -d/ -f2) / 56 ))
+	# Block 3000's chunk is 2992-3007; fill the set of 2993 with blocks
+	# past it, read without readahead.
+	full=$(set_of 2993 "$sets")
+	[ "$(set_of 3000 "$sets")" -ne "$full" ] || skip "block 3000 is in set $full"
+	blocks=() b=4096
+	while [ "${#blocks[@]}" -lt 56 ]; do
+		[ "$(set_of $b "$sets")" -ne "$full" ] || blocks+=("$b")
+		b=$(( b + 1 ))
+	done
+	read_blocks "$dm" "${blocks[@]}"
+	ssdc_quiesce ra
+	# Then one more at a time, until one has to evict: after the commit,
+	# the set has a free slot (the victim's), which readahead must leave
+	# alone.
+	e=$(ra_stat evictions)
+	while [ "$(ra_stat evictions)" -eq "$e" ]; do
+		[ "$(set_of $b "$sets")" -eq "$full" ] || { b=$(( b + 1 )); continue; }
+		p=$(ra_stat promotions)
+		read_blocks "$dm" "$b"
+		# Its fill is installed, or evicts instead.
+		until [ "$(ra_stat promotions)" -ne "$p" ] || [ "$(ra_stat evictions)" -ne "$e" ]; do
+			sleep 0.1
+		done
+		b=$(( b + 1 ))
+	done
+	ssdc_quiesce ra
+	want=0
+	for b in $(seq 2992 3007); do
+		[ "$(set_of $b "$sets")" -eq "$full" ] || want=$(( want + 1 ))
+	done
+	u0=$(ssdc_used ra)
+	dmsetup message ra 0 readahead_kb 64
+	assert_eq "$(blk "$origin" 3000)" "$(blk "$dm" 3000)" "block 3000"
+	ssdc_quiesce ra
+	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	assert_eq $(( u0 + want )) "$(ssdc_used ra)" "cached: the chunk's blocks not in set $full"
+}
+
+@test "readahead: none once 7/8 of the cache is in use" {
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format readahead_kb 0 \
+		sequential_cutoff 0)
+	udevadm settle
+	total=$(ssdc_stat ra blocks | cut -d/ -f2)
+	sets=$(( total / 56 ))
+	# The blocks udev's probe cached, per set: from the map, offline.
+	dm_remove ra
+	declare -A n
+	while read -r cb ob st; do
+		n[$(( cb / 56 ))]=$(( ${n[$(( cb / 56 ))]:-0} + 1 ))
+	done < <("$SSDCACHECTL" dump "$cache" | grep -E '^[0-9]+ [0-9]+ clean$')
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough readahead_kb 0 sequential_cutoff 0)
+	settle_reset
+	# Fill each set to 49 of its 56 blocks, the first to 50: just over
+	# 7/8 of the cache, and no set evicts. Nearly contiguous blocks:
+	# sequential_cutoff 0 keeps them from bypassing.
+	s=$(set_of 4096 "$sets")
+	n[$s]=$(( ${n[$s]:-0} - 1 ))
+	blocks=() b=4096 want=$(( sets * 49 + 1 - $(ssdc_used ra) ))
+	while [ "${#blocks[@]}" -lt "$want" ]; do
+		s=$(set_of $b "$sets")
+		if [ "${n[$s]:-0}" -lt 49 ]; then
+			n[$s]=$(( ${n[$s]:-0} + 1 ))
+			blocks+=("$b")
+		fi
+		b=$(( b + 1 ))
+	done
+	# In batches, each quiesced: reads faster than fills are written
+	# would leave blocks out (at most SSDC_MAX_FILLS are in flight).
+	for i in $(seq 0 256 $(( ${#blocks[@]} - 1 ))); do
+		read_blocks "$dm" "${blocks[@]:i:256}"
+		ssdc_quiesce ra
+	done
+	assert_eq 0 "$(ra_stat evictions)" "evictions"
+	u0=$(ssdc_used ra)
+	assert_eq $(( sets * 49 + 1 )) "$u0" "blocks used"
+	[ $(( u0 * 8 )) -gt $(( total * 7 )) ] || fail "only $u0 of $total blocks used"
+	dmsetup message ra 0 readahead_kb 64
+	assert_eq "$(blk "$origin" 3000)" "$(blk "$dm" 3000)" "block 3000"
+	ssdc_quiesce ra
+	assert_eq 0 "$(ra_stat readaheads)" "readaheads"
+	assert_eq $(( u0 + 1 )) "$(ssdc_used ra)" "blocks cached"
+}
+
+# fio_pattern DEV [EXTRA...]: 4 KiB random writes over 16 MiB with
+# crc32c headers, the same offsets every time (randrepeat).
+fio_pattern() {
+	local dev=$1
+	shift
+	fio --name=ra --filename="$dev" --direct=1 --ioengine=libaio --iodepth=16 \
+		--rw=randwrite --bs=4k --size=16M --verify=crc32c --verify_fatal=1 \
+		--randrepeat=1 --output-format=terse "$@" >"$BATS_TEST_TMPDIR/fio.out" 2>&1 ||
+		{ cat "$BATS_TEST_TMPDIR/fio.out"; return 1; }
+}
+
+@test "readahead: fio verifies every block read through the cache, then from it" {
+	fio_pattern "$origin" --do_verify=0
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
+	# Random 4 KiB reads over 16 MiB: misses with readahead, and later
+	# reads of blocks read ahead; fio checks each block's header.
+	fio_pattern "$dm" --verify_only
+	[ "$(ra_stat readaheads)" -gt 0 ] || fail "no readahead ran"
+	ssdc_quiesce ra
+	dmsetup message ra 0 reset_stats
+	fio_pattern "$dm" --verify_only
+	[ "$(ssdc_stat ra read_hits)" -gt 0 ] || fail "no hit"
+	[ "$(ssdc_stat ra state)" = ok ]
+}
