@@ -11,7 +11,8 @@ turns it into tables and plots.
 
 Environment:
   BENCH_SECS      length of one measured fio run (default 20)
-  BENCH_SYSTEMS   the systems to run, by name (default: all)
+  BENCH_SYSTEMS   the systems to run, by name (default: all but ssdcache_wb_ra0,
+                  write-back with readahead off, run only when named)
   BENCH_WORKLOADS the workloads: hit write mixed seq pgbench (default: all)
   BENCH_FS        filesystems for pgbench (default "ext4"; "ext4 xfs")
   BENCH_PG_SCALE  pgbench scale (default 20: a 546 MiB data directory)
@@ -301,18 +302,23 @@ class LinearSsd(DmSystem):
 class Ssdcache(DmSystem):
     dm_names = ("bench_ssdc",)
 
-    def __init__(self, devs, mode):
+    def __init__(self, devs, mode, readahead=True):
         super().__init__(devs)
         self.mode = mode
         self.random = False
+        self.readahead = readahead
         self.name = f"ssdcache_{'wb' if mode == 'writeback' else 'wt'}"
         self.label = f"ssdcache {'write-back' if mode == 'writeback' else 'write-through'}"
+        if not readahead:
+            self.name += "_ra0"
+            self.label += ", readahead off"
 
     def create(self):
         hdd, ssd = self.devs["hdd"], self.devs["ssd"]
+        opts = "1 format" if self.readahead else "3 format readahead_kb 0"
         zero(ssd, 4)
         self.dev = dm_create("bench_ssdc",
-                             f"0 {sectors(hdd)} ssdcache {hdd} {ssd} {self.mode} 1 format")
+                             f"0 {sectors(hdd)} ssdcache {hdd} {ssd} {self.mode} {opts}")
         st = self.status()
         self.block_bytes = int(st[5])
         self.cache_blocks = int(st[6].split("/")[1])
@@ -456,6 +462,12 @@ def all_systems(devs):
     return [RawHdd(devs), RawSsd(devs), LinearSsd(devs),
             Ssdcache(devs, "writethrough"), Ssdcache(devs, "writeback"),
             DmCache(devs), DmWritecache(devs), Bcache(devs)]
+
+
+def extra_systems(devs):
+    """Run only when BENCH_SYSTEMS names them: write-back with readahead
+    off, to measure what readahead does in the same run."""
+    return [Ssdcache(devs, "writeback", readahead=False)]
 
 
 # ---- fio -------------------------------------------------------------
@@ -837,6 +849,7 @@ def main():
         devs[key] = nullb_create(f"bench_{key}", mb, disk_model(model))
         results["devices"][key] = {"mb": mb, "model": nullb_model_params(f"bench_{key}")}
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
+    systems += [s for s in extra_systems(devs) if s.name in wanted]
     goldens = {}
     if "pgbench" in WORKLOADS:
         devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB, disk_model("ssd"))
