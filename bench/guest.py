@@ -547,9 +547,11 @@ def sys_block(dev):
 
 
 def disk_stat(dev):
-    """(reads, writes, flushes, io_ticks ms, sectors read) of block device DEV."""
+    """(reads, writes, flushes, io_ticks ms, sectors read, sectors written)
+    of block device DEV."""
     f = get(f"{sys_block(dev)}/stat").split()
-    return (int(f[0]), int(f[4]), int(f[14]) if len(f) > 14 else 0, int(f[9]), int(f[2]))
+    return (int(f[0]), int(f[4]), int(f[14]) if len(f) > 14 else 0, int(f[9]), int(f[2]),
+            int(f[6]))
 
 
 def cpu_stat():
@@ -563,7 +565,17 @@ def disk_rates(before, after, secs):
     d = [b - a for a, b in zip(before, after)]
     return {"reads_s": round(d[0] / secs, 1), "writes_s": round(d[1] / secs, 1),
             "flushes_s": round(d[2] / secs, 1), "busy": round(d[3] / (secs * 1000), 3),
-            "read_kib_s": round(d[4] / 2 / secs, 1)}
+            "read_kib_s": round(d[4] / 2 / secs, 1), "write_kib_s": round(d[5] / 2 / secs, 1),
+            "kib_per_read": round(d[4] / 2 / d[0], 1) if d[0] else None,
+            "kib_per_write": round(d[5] / 2 / d[1], 1) if d[1] else None}
+
+
+def fio_hdd(s, name, region, extra, secs):
+    """fio() with what it cost the HDD (disk_rates()) as its "hdd"."""
+    h0, t0 = disk_stat(s.devs["hdd"]), time.monotonic()
+    r = fio(s.dev, name, region, extra, secs=secs)
+    r["hdd"] = disk_rates(h0, disk_stat(s.devs["hdd"]), time.monotonic() - t0)
+    return r
 
 
 def read_settled(s):
@@ -675,10 +687,12 @@ def w_seq(s):
         b = read_settled(s)
         fio(s.dev, "probe", MIXED_SET, probe, secs=max(SECS // 2, 2))
         r["hot_hit_ratio_before"] = hit_ratio(b, read_settled(s))
-    r["read"] = fio(s.dev, "seqread", SEQ_SET, ["--rw=read", "--bs=1M", "--iodepth=4"],
-                    secs=SECS)["read"]
-    r["write"] = fio(s.dev, "seqwrite", SEQ_SET, ["--rw=write", "--bs=1M", "--iodepth=4"],
-                     secs=SECS)["write"]
+    # What each cost the HDD: how many requests, of what size, shows
+    # whether a layer cut or merged them.
+    rd = fio_hdd(s, "seqread", SEQ_SET, ["--rw=read", "--bs=1M", "--iodepth=4"], SECS)
+    wr = fio_hdd(s, "seqwrite", SEQ_SET, ["--rw=write", "--bs=1M", "--iodepth=4"], SECS)
+    r["read"], r["read_hdd"] = rd["read"], rd["hdd"]
+    r["write"], r["write_hdd"] = wr["write"], wr["hdd"]
     if s.caches:
         b = read_settled(s)
         fio(s.dev, "probe", MIXED_SET, probe, secs=max(SECS // 2, 2))

@@ -88,6 +88,21 @@ def table(res, w, title, unit, lines):
     if spread:
         lines.append(f"Each figure is the median of its rounds of {res.get('secs')} s "
                      f"(IOPS of each round: {'; '.join(spread)}).\n")
+    if w.startswith("seq_"):
+        seq_hdd_line(systems, w, lines)
+
+
+def seq_hdd_line(systems, w, lines):
+    """What a sequential run cost the HDD: requests per second and their
+    average size, which show whether a layer cut or merged them."""
+    d = "read" if w == "seq_read" else "write"
+    parts = []
+    for s in systems.values():
+        h = s.get("seq", {}).get(f"{d}_hdd")
+        if h and h.get(f"kib_per_{d}") is not None:
+            parts.append(f"{s['label']} {fmt(h[f'{d}s_s'])}/s of {fmt(h[f'kib_per_{d}'])} KiB")
+    if parts:
+        lines.append(f"HDD {d} requests: {'; '.join(parts)}.\n")
 
 
 def pg_table(res, fs, lines):

@@ -108,6 +108,17 @@ plain_report_lacks() {
 	plain_report_lacks "$d" 'IOPS of each round'
 }
 
+@test "bench report: what the sequential runs cost the HDD is listed under their tables" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'for n, rd, wr in [("raw_hdd", 128, 128), ("ssdcache_wb", 64, 128)]:
+    r["systems"][n]["seq"]["read_hdd"] = {"reads_s": 160.0, "kib_per_read": float(rd)}
+    r["systems"][n]["seq"]["write_hdd"] = {"writes_s": 150.0, "kib_per_write": float(wr)}'
+	grep -F 'HDD read requests: raw HDD 160/s of 128 KiB; ssdcache write-back 160/s of 64.0 KiB.' "$d/results.md"
+	grep -F 'HDD write requests: raw HDD 150/s of 128 KiB; ssdcache write-back 150/s of 128 KiB.' "$d/results.md"
+	# Results without them (older runs): no such line.
+	plain_report_lacks "$d" 'HDD read requests'
+}
+
 @test "bench report: BENCH_MODEL=fast is said, with the disks' model as configured" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["device_model"] = "fast"
