@@ -113,6 +113,12 @@ copy_tree() {
 	[ "$status" -eq 2 ]
 }
 
+@test "harness: vm-run refuses an --append without its argument" {
+	run "$TOP/scripts/vm-run" --append
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--append ARGS"* ]]
+}
+
 @test "harness: vm-run refuses an unknown kernel with a usage error" {
 	run "$TOP/scripts/vm-run" -k 0.0-nonexistent -- true
 	[ "$status" -eq 2 ]
