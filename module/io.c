@@ -1036,6 +1036,59 @@ static void fill_done(struct ssdcache *sc)
 }
 
 /*
+ * Copies @iter's bytes of @bio from (@to_bio) or to the buffer that
+ * @pages make, at its byte @pos: the buffer's pages are cut where the
+ * bio's segments are not.
+ */
+void ssdc_copy_bio(struct bio *bio, struct bvec_iter iter, struct page **pages,
+		   size_t pos, bool to_bio)
+{
+	struct bvec_iter it;
+	struct bio_vec bv;
+
+	/* bv must stay intact: the iterator advances by bv.bv_len. */
+	__bio_for_each_segment(bv, bio, it, iter) {
+		unsigned int len = bv.bv_len, off = bv.bv_offset;
+
+		while (len) {
+			unsigned int n = min_t(size_t, len, PAGE_SIZE - offset_in_page(pos));
+			struct bio_vec part = { bv.bv_page, n, off };
+			void *buf = page_address(pages[pos >> PAGE_SHIFT]) + offset_in_page(pos);
+
+			if (to_bio)
+				memcpy_to_bvec(&part, buf);
+			else
+				memcpy_from_bvec(buf, &part);
+			pos += n;
+			off += n;
+			len -= n;
+		}
+	}
+}
+
+/*
+ * A fill of origin block @oblock, with room for @nr_pages pages, its set's
+ * write generations as seen when its read was mapped; NULL if memory is
+ * short.
+ */
+struct ssdc_fill *ssdc_fill_new(struct ssdcache *sc, u64 oblock, u32 wgen,
+				u32 long_wgen, unsigned int nr_pages)
+{
+	struct ssdc_fill *f;
+
+	f = kzalloc(struct_size(f, pages, nr_pages), GFP_ATOMIC | __GFP_NOWARN);
+	if (!f)
+		return NULL;
+	f->sc = sc;
+	f->oblock = oblock;
+	f->set = ssdc_set_of(sc, oblock);
+	f->wgen = wgen;
+	f->long_wgen = long_wgen;
+	f->nr_pages = nr_pages;
+	return f;
+}
+
+/*
  * Copies block @i of a completed miss read into a fill; NULL if memory
  * is short.
  */
@@ -1046,19 +1099,15 @@ static struct ssdc_fill *copy_fill(struct ssdcache *sc, struct bio *bio,
 	unsigned int nr = DIV_ROUND_UP(total, PAGE_SIZE);
 	struct bvec_iter iter = pb->iter;
 	struct ssdc_fill *f;
-	struct bvec_iter it;
-	struct bio_vec bv;
-	size_t done = 0;
 	unsigned int p;
 
 	if (WARN_ON_ONCE(iter.bi_size < (i + 1) * total))
 		return NULL;
 	bio_advance_iter(bio, &iter, i * total);
 	iter.bi_size = total;
-	f = kzalloc(struct_size(f, pages, nr), GFP_ATOMIC | __GFP_NOWARN);
+	f = ssdc_fill_new(sc, pb->oblock + i, pb->wgen[i], pb->long_wgen, nr);
 	if (!f)
 		return NULL;
-	f->nr_pages = nr;
 	for (p = 0; p < nr; p++) {
 		f->pages[p] = alloc_page(GFP_ATOMIC | __GFP_NOWARN);
 		if (!f->pages[p]) {
@@ -1066,27 +1115,7 @@ static struct ssdc_fill *copy_fill(struct ssdcache *sc, struct bio *bio,
 			return NULL;
 		}
 	}
-	/* bv must stay intact: the iterator advances by bv.bv_len. */
-	__bio_for_each_segment(bv, bio, it, iter) {
-		unsigned int len = bv.bv_len, off = bv.bv_offset;
-
-		while (len && done < total) {
-			size_t in_page = PAGE_SIZE - offset_in_page(done);
-			unsigned int n = min_t(size_t, len, in_page);
-			struct bio_vec part = { bv.bv_page, n, off };
-
-			memcpy_from_bvec(page_address(f->pages[done >> PAGE_SHIFT]) +
-					 offset_in_page(done), &part);
-			done += n;
-			off += n;
-			len -= n;
-		}
-	}
-	f->sc = sc;
-	f->oblock = pb->oblock + i;
-	f->set = ssdc_set_of(sc, f->oblock);
-	f->wgen = pb->wgen[i];
-	f->long_wgen = pb->long_wgen;
+	ssdc_copy_bio(bio, iter, f->pages, 0, false);
 	return f;
 }
 

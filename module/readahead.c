@@ -29,7 +29,6 @@
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/hash.h>
-#include <linux/highmem.h>
 #include <linux/log2.h>
 #include <linux/slab.h>
 
@@ -132,29 +131,6 @@ static bool decide_fills(struct ssdcache *sc, struct ssdc_ahead *ra,
 	return gain;
 }
 
-/* Copies the chunk's bytes from @from on into @bio's data (@iter). */
-static void copy_to_bio(struct ssdc_ahead *ra, struct bio *bio,
-			struct bvec_iter iter, size_t from)
-{
-	struct bvec_iter it;
-	struct bio_vec bv;
-
-	__bio_for_each_segment(bv, bio, it, iter) {
-		unsigned int len = bv.bv_len, off = bv.bv_offset;
-
-		while (len) {
-			unsigned int n = min_t(size_t, len, PAGE_SIZE - offset_in_page(from));
-			struct bio_vec part = { bv.bv_page, n, off };
-
-			memcpy_to_bvec(&part, page_address(ra->pages[from >> PAGE_SHIFT]) +
-				       offset_in_page(from));
-			from += n;
-			off += n;
-			len -= n;
-		}
-	}
-}
-
 /* Queues a fill for each block that may have one; it takes the pages. */
 static void queue_ahead_fills(struct ssdcache *sc, struct ssdc_ahead *ra,
 			      struct ssdc_bio *pb)
@@ -168,16 +144,10 @@ static void queue_ahead_fills(struct ssdcache *sc, struct ssdc_ahead *ra,
 			continue;
 		if (!ssdc_fill_room(sc))
 			break;
-		f = kzalloc(struct_size(f, pages, ra->bpp), GFP_ATOMIC | __GFP_NOWARN);
+		f = ssdc_fill_new(sc, ra->base + i, ra->wgen[i], ra->long_wgen, ra->bpp);
 		if (!f)
 			break;
-		f->sc = sc;
-		f->oblock = ra->base + i;
-		f->set = ssdc_set_of(sc, f->oblock);
-		f->wgen = ra->wgen[i];
-		f->long_wgen = ra->long_wgen;
 		f->ahead = i < first || i >= first + pb->nblocks;
-		f->nr_pages = ra->bpp;
 		for (p = 0; p < ra->bpp; p++) {
 			f->pages[p] = ra->pages[i * ra->bpp + p];
 			ra->pages[i * ra->bpp + p] = NULL;
@@ -204,8 +174,8 @@ static void ahead_end_io(struct bio *abio)
 		ssdc_origin_retry(sc, orig);
 		return;
 	}
-	copy_to_bio(ra, orig, pb->iter,
-		    (size_t)(pb->oblock - ra->base) << (sc->block_shift + SECTOR_SHIFT));
+	ssdc_copy_bio(orig, pb->iter, ra->pages,
+		      (size_t)(pb->oblock - ra->base) << (sc->block_shift + SECTOR_SHIFT), true);
 	/* Before the bio ends: a suspend waits for it, then for its fills. */
 	queue_ahead_fills(sc, ra, pb);
 	free_ahead(ra);

@@ -608,6 +608,10 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void ssdc_issue_write(struct ssdcache *sc, struct bio *bio);
 void ssdc_requeue(struct ssdcache *sc, struct bio *bio);
 int ssdc_io_init(struct ssdcache *sc);
+void ssdc_copy_bio(struct bio *bio, struct bvec_iter iter, struct page **pages,
+		   size_t pos, bool to_bio);
+struct ssdc_fill *ssdc_fill_new(struct ssdcache *sc, u64 oblock, u32 wgen,
+				u32 long_wgen, unsigned int nr_pages);
 void ssdc_fill_free(struct ssdc_fill *f);
 bool ssdc_fill_room(struct ssdcache *sc);
 void ssdc_fill_add(struct ssdcache *sc, struct ssdc_fill *f);
