@@ -128,6 +128,47 @@ def pg_table(res, fs, lines):
                      f"{ratio(r['tps'], ref['raw_hdd'])} | {ratio(r['tps'], ref['raw_ssd'])} | "
                      f"{ratio(r['tps'], peer_v)} | {pct(r.get('hit_ratio'))} |")
     lines.append("")
+    spread = [f"{s['label']} {', '.join(fmt(x) for x in s[w]['rounds_tps'])}"
+              for s in systems.values() if len(s.get(w, {}).get("rounds_tps", [])) > 1]
+    if spread:
+        lines.append(f"TPS is the median of {pg.get('rounds')} measured runs: "
+                     f"{'; '.join(spread)}.\n")
+    pg_io_table(systems, w, lines)
+
+
+def pg_devices(s, io):
+    """(SSD, HDD) I/O of a pgbench run: a cache's two devices, or the one
+    device a raw system (or dm-linear) is."""
+    if "ssd" in io:
+        return io["ssd"], io.get("hdd")
+    if s.get("label", "").endswith("HDD"):
+        return None, io.get("top")
+    return io.get("top"), None
+
+
+def pg_io_table(systems, w, lines):
+    """What one transaction cost each device: requests, KiB written."""
+    rows = []
+    for s in systems.values():
+        io = s.get(w, {}).get("io_per_txn")
+        if not io:
+            continue
+        ssd, hdd = pg_devices(s, io)
+        cells = []
+        for d in (ssd, hdd):
+            cells += ([f"{d['reads']:.2f}", f"{d['writes']:.2f}", fmt(d["write_kib"])]
+                      if d else ["-"] * 3)
+        rows.append(f"| {s['label']} | {' | '.join(cells)} | "
+                    f"{pct(s[w].get('guest_cpu_busy'))} |")
+    if not rows:
+        return
+    lines.append("Per transaction (the median run): requests and KiB written on each device, "
+                 "and how busy the guest's CPUs were.\n")
+    lines.append("| system | SSD reads | SSD writes | SSD KiB written | HDD reads | HDD writes "
+                 "| HDD KiB written | guest CPU busy |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    lines += rows
+    lines.append("")
 
 
 def memory_table(res, lines):

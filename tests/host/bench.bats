@@ -169,3 +169,23 @@ for dev in r["devices"].values():
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"BENCH_MODEL must be timed or fast"* ]]
 }
+
+@test "bench report: pgbench's rounds and what a transaction cost each device" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["pgbench"]["rounds"] = 3
+io = lambda rd, wr, kib: {"reads": rd, "writes": wr, "flushes": 0.0, "read_kib": 4.0, "write_kib": kib}
+r["systems"]["ssdcache_wb"]["pgbench_ext4"].update(
+    rounds_tps=[28.0, 30.0, 31.5], guest_cpu_busy=0.96,
+    io_per_txn={"top": io(3, 9, 35.0), "hdd": io(0.02, 0.18, 19.0), "ssd": io(8.5, 12.75, 51.4)})
+r["systems"]["raw_ssd"]["pgbench_ext4"].update(io_per_txn={"top": io(1.5, 3, 38.0), "hdd": io(0, 0, 0.0)})
+r["systems"]["raw_hdd"]["pgbench_ext4"].update(io_per_txn={"top": io(2, 4, 40.0), "hdd": io(2, 4, 40.0)})'
+	md=$d/results.md
+	grep -F 'TPS is the median of 3 measured runs: ssdcache write-back 28.0, 30.0, 31.5.' "$md"
+	# A cache's two devices; the one device a raw system is, in its column.
+	grep -F '| ssdcache write-back | 8.50 | 12.75 | 51.4 | 0.02 | 0.18 | 19.0 | 96.0% |' "$md"
+	grep -F '| raw SSD | 1.50 | 3.00 | 38.0 | - | - | - | - |' "$md"
+	grep -F '| raw HDD | - | - | - | 2.00 | 4.00 | 40.0 | - |' "$md"
+	# Results without them (older runs): no such lines.
+	plain_report_lacks "$d" 'measured runs'
+	plain_report_lacks "$d" 'Per transaction'
+}
