@@ -191,11 +191,10 @@ void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot)
 }
 
 /*
- * Sets @slot's word to @v, a change of what its map entry should say:
- * the slot is journaled by the next commit and its page written by the
- * next checkpoint. Caller holds the set lock.
+ * Marks @slot's map page for the next commit, which visits the page's
+ * sets (see meta.c). Caller holds the set lock.
  */
-static void mark_pages(struct ssdcache *sc, u64 slot)
+static void mark_commit_page(struct ssdcache *sc, u64 slot)
 {
 	u64 pg = ssdc_slot_page(slot);
 
@@ -207,6 +206,18 @@ static void mark_pages(struct ssdcache *sc, u64 slot)
 	 */
 	if (!test_bit(pg, sc->dirty_pages))
 		set_bit(pg, sc->dirty_pages);
+}
+
+/*
+ * Sets @slot's word to @v, a change of what its map entry should say:
+ * the slot is journaled by the next commit and its page written by the
+ * next checkpoint. Caller holds the set lock.
+ */
+static void mark_pages(struct ssdcache *sc, u64 slot)
+{
+	u64 pg = ssdc_slot_page(slot);
+
+	mark_commit_page(sc, slot);
 	if (!test_bit(pg, sc->ckpt_pages))
 		set_bit(pg, sc->ckpt_pages);
 	/*
@@ -257,14 +268,20 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
  * commit sees the page, and then the slot under the set lock. A slot
  * can thus never keep the parity of an epoch older than the last one
  * flushed, and a flush or FUA write queued after this returns waits for a
- * commit that journals the slot. Caller holds the set lock.
+ * commit that syncs the slot (and journals it if @record: its entry
+ * changes). Caller holds the set lock.
  */
-static void update_unsynced(struct ssdcache *sc, u64 slot, u64 v)
+static void update_unsynced(struct ssdcache *sc, u64 slot, u64 v, bool record)
 {
-	mark_pages(sc, slot);
+	if (record) {
+		mark_pages(sc, slot);
+		v |= SSDC_SF_CHANGED;
+	} else {
+		mark_commit_page(sc, slot);
+	}
 	/* Pairs with the smp_mb() after the epoch bump in ssdc_meta_commit(). */
 	smp_mb__after_atomic();
-	v = (v & ~SSDC_SF_PARITY) | SSDC_SF_UNSYNCED | SSDC_SF_CHANGED;
+	v = (v & ~SSDC_SF_PARITY) | SSDC_SF_UNSYNCED;
 	if (READ_ONCE(sc->sync_epoch) & 1)
 		v |= SSDC_SF_PARITY;
 	ssdc_slot_write(sc, slot, v);
@@ -287,18 +304,24 @@ void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirt
 			ssdc_wb_kick(sc);
 	}
 	v |= sc->slots[slot] & ~(SSDC_SLOT_STATE_MASK | SSDC_SF_ALL | SSDCACHE_MAP_OBLOCK_MASK);
-	update_unsynced(sc, slot, v);
+	update_unsynced(sc, slot, v, true);
 	ssdc_meta_unsynced(sc);
 }
 
 /*
  * A dirty slot's data was rewritten in place: it is durable only after
- * the next flush, and until then not a candidate for writeback. Caller
- * holds the set lock.
+ * the next flush, and until then not a candidate for writeback. Its map
+ * entry says what it said, so there is nothing new to journal: the slot
+ * is only UNSYNCED, which the next commit that flushes clears (a
+ * database's log block, rewritten by every transaction, would otherwise
+ * cost a journal record each time). An entry not journaled yet stays
+ * CHANGED. Caller holds the set lock.
  */
 void ssdc_mark_unsynced_locked(struct ssdcache *sc, u64 slot)
 {
-	update_unsynced(sc, slot, sc->slots[slot]);
+	u64 v = sc->slots[slot];
+
+	update_unsynced(sc, slot, v, v & SSDC_SF_CHANGED);
 	ssdc_meta_unsynced(sc);
 }
 

@@ -14,6 +14,9 @@
  *    bumps the epoch and flushes both devices (the origin only if it was
  *    written since its last flush), so the slots of the epoch before are
  *    then durable, and writes its records with REQ_FUA.
+ *  - A dirty block rewritten in place keeps its entry: it is UNSYNCED
+ *    (data not durable) but not CHANGED, and costs no record; the commit
+ *    that flushes its epoch clears the flag.
  *  - An origin block whose entry on the SSD is VALID is written to the
  *    origin only after a commit made that entry invalid: such writes wait
  *    in sc->deferred, and a slot is reused only after its invalid entry
@@ -380,7 +383,8 @@ static bool valid_writable(u64 v, unsigned long flushed)
 }
 
 /*
- * Journals @set's CHANGED slots: invalid entries first, then valid ones.
+ * Journals @set's CHANGED slots: invalid entries first, then valid ones;
+ * clears UNSYNCED where this commit's flushes made the data durable.
  * Returns true if some slot must wait for a later commit.
  */
 static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
@@ -403,8 +407,10 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 	}
 	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
 		u64 v = sc->slots[s];
+		bool record = v & SSDC_SF_CHANGED;
 
-		if (!(v & SSDC_SF_CHANGED) || ssdc_slot_state(v) != SSDC_SLOT_VALID)
+		if (!(v & (SSDC_SF_CHANGED | SSDC_SF_UNSYNCED)) ||
+		    ssdc_slot_state(v) != SSDC_SLOT_VALID)
 			continue;
 		if (!valid_writable(v, jb->flushed)) {
 			again = true;
@@ -412,7 +418,9 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 		}
 		v &= ~(SSDC_SF_CHANGED | SSDC_SF_UNSYNCED | SSDC_SF_NEW | SSDC_SF_PARITY);
 		ssdc_slot_write(sc, s, v);
-		add_record(sc, jb, s, ssdc_durable_entry(v));
+		/* Only UNSYNCED (rewritten in place): durable now, same entry. */
+		if (record)
+			add_record(sc, jb, s, ssdc_durable_entry(v));
 	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	return again;

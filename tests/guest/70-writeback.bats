@@ -109,6 +109,38 @@ setup() {
 	[ "$(ssdc_stat ff commits)" -gt "$c0" ]
 }
 
+@test "writeback: a dirty block rewritten and flushed costs no journal record, and is written back" {
+	origin=$(nullb_create rj_o 32 fast)
+	cache=$(nullb_create rj_c 16 fast)
+	dm=$(ssdc_create rj "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	d=$BATS_TEST_TMPDIR/d
+	rewrite() {
+		dd if=/dev/urandom of="$d" bs=4k count=4 status=none
+		dd if="$d" of="$dm" bs=4k seek=5000 oflag=direct conv=fsync status=none
+	}
+	rewrite
+	j0=$(ssdc_stat rj journal_blocks) c0=$(ssdc_stat rj commits) f0=$(ssdc_stat rj flushes)
+	# A database's log block: rewritten in place, each time with an fsync.
+	for _ in 1 2 3 4 5 6; do
+		rewrite
+	done
+	[ "$(ssdc_stat rj flushes)" -ge $((f0 + 6)) ] || fail "the fsyncs sent no flush"
+	[ "$(ssdc_stat rj commits)" -ge $((c0 + 6)) ] || fail "a flush went without a commit"
+	# The blocks' entries did not change: nothing to journal.
+	assert_eq "$j0" "$(ssdc_stat rj journal_blocks)" "journal blocks after the rewrites"
+	assert_eq 4 "$(ssdc_stat rj dirty)" "dirty blocks"
+	sum=$(md5sum <"$d")
+	assert_eq "$sum" "$(dd if="$dm" bs=4k count=4 skip=5000 iflag=direct status=none | md5sum)" cache
+	# The commits made them durable, so the cleaner takes them.
+	dmsetup message rj 0 flush
+	wait_clean rj 60
+	assert_eq "$sum" "$(dd if="$origin" bs=4k count=4 skip=5000 iflag=direct status=none | md5sum)" origin
+	dm_remove rj
+	dm=$(ssdc_create rj "$origin" "$cache" writeback writeback_idle_ms 0 dirty_high 100)
+	assert_eq 0 "$(ssdc_stat rj dirty)" "dirty blocks after a reload"
+	assert_eq "$sum" "$(dd if="$dm" bs=4k count=4 skip=5000 iflag=direct status=none | md5sum)" reloaded
+}
+
 @test "writeback: a sequential read or write never bypasses a dirty block" {
 	origin=$(nullb_create sq_o 32 fast)
 	cache=$(nullb_create sq_c 16 fast)
