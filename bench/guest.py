@@ -565,6 +565,16 @@ def cpu_stat():
     return (sum(f) - f[3] - f[4], sum(f))
 
 
+def cpu_busy(before, after):
+    """The share of the guest's CPU time busy between two cpu_stat()s."""
+    return round((after[0] - before[0]) / max(1, after[1] - before[1]), 3)
+
+
+def median_round(rounds, key):
+    """The median of ROUNDS by KEY: the figure kept; all of them show the spread."""
+    return sorted(rounds, key=key)[(len(rounds) - 1) // 2]
+
+
 def disk_rates(before, after, secs):
     """The origin's load between two disk_stat() samples SECS apart."""
     d = [b - a for a, b in zip(before, after)]
@@ -617,8 +627,7 @@ def w_hit(s):
     rounds = [fio(s.dev, "hit", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"],
                   secs=SECS) for _ in range(HIT_ROUNDS)]
     ratio = hit_ratio(before, read_settled(s))
-    # The median round is the figure; all of them show the spread.
-    r = sorted(rounds, key=lambda x: x["read"]["iops"])[(len(rounds) - 1) // 2]
+    r = median_round(rounds, lambda x: x["read"]["iops"])
     r["rounds_iops"] = [round(x["read"]["iops"]) for x in rounds]
     r["hit_ratio"] = ratio
     s.default_mode()
@@ -653,8 +662,7 @@ def w_mixed(s):
     # What the workload cost the HDD: every system's misses, fills,
     # writebacks and flushes end there.
     r["hdd"] = disk_rates(hdd0, disk_stat(s.devs["hdd"]), time.monotonic() - t0)
-    cpu1 = cpu_stat()
-    r["guest_cpu_busy"] = round((cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1]), 3)
+    r["guest_cpu_busy"] = cpu_busy(cpu0, cpu_stat())
     after = read_settled(s)
     s.default_mode()
     r["hit_ratio"] = hit_ratio(before, after)
@@ -804,10 +812,9 @@ def pgbench_measured(s, secs):
     io0 = {k: disk_stat(d) for k, d in devs.items()}
     cpu0 = cpu_stat()
     r = pgbench_run(secs)
-    cpu1 = cpu_stat()
+    r["guest_cpu_busy"] = cpu_busy(cpu0, cpu_stat())
     r["io_per_txn"] = {k: io_per_txn(io0[k], disk_stat(d), r["transactions"])
                        for k, d in devs.items()}
-    r["guest_cpu_busy"] = round((cpu1[0] - cpu0[0]) / max(1, cpu1[1] - cpu0[1]), 3)
     return r
 
 
@@ -854,7 +861,7 @@ def w_pgbench(s, fs, golden):
             phase("warmup")
             before = read_settled(s)
             rounds = [pgbench_measured(s, 2 * SECS) for _ in range(PG_ROUNDS)]
-            r = sorted(rounds, key=lambda x: x["tps"])[(len(rounds) - 1) // 2]
+            r = median_round(rounds, lambda x: x["tps"])
             r["rounds_tps"] = [round(x["tps"], 1) for x in rounds]
             r["hit_ratio"] = hit_ratio(before, read_settled(s))
             r["warmup"] = warm

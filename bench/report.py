@@ -83,13 +83,19 @@ def table(res, w, title, unit, lines):
                      f"{ratio(v, ref['raw_ssd'])} | {ratio(v, ref['linear_ssd'])} | "
                      f"{ratio(v, peer_v)} | {pct(hr)} |")
     lines.append("")
-    spread = [f"{s['label']} {', '.join(fmt(x) for x in s[w]['rounds_iops'])}"
-              for s in systems.values() if len(s.get(w, {}).get("rounds_iops", [])) > 1]
+    spread = rounds_spread(systems, w, "rounds_iops")
     if spread:
         lines.append(f"Each figure is the median of its rounds of {res.get('secs')} s "
                      f"(IOPS of each round: {'; '.join(spread)}).\n")
     if w.startswith("seq_"):
         seq_hdd_line(systems, w, lines)
+
+
+def rounds_spread(systems, w, key):
+    """"label r1, r2, ..." for each system that ran workload W's measured
+    runs (KEY in its results) more than once."""
+    return [f"{s['label']} {', '.join(fmt(x) for x in s[w][key])}"
+            for s in systems.values() if len(s.get(w, {}).get(key, [])) > 1]
 
 
 def seq_hdd_line(systems, w, lines):
@@ -128,20 +134,19 @@ def pg_table(res, fs, lines):
                      f"{ratio(r['tps'], ref['raw_hdd'])} | {ratio(r['tps'], ref['raw_ssd'])} | "
                      f"{ratio(r['tps'], peer_v)} | {pct(r.get('hit_ratio'))} |")
     lines.append("")
-    spread = [f"{s['label']} {', '.join(fmt(x) for x in s[w]['rounds_tps'])}"
-              for s in systems.values() if len(s.get(w, {}).get("rounds_tps", [])) > 1]
+    spread = rounds_spread(systems, w, "rounds_tps")
     if spread:
         lines.append(f"TPS is the median of {pg.get('rounds')} measured runs: "
                      f"{'; '.join(spread)}.\n")
     pg_io_table(systems, w, lines)
 
 
-def pg_devices(s, io):
-    """(SSD, HDD) I/O of a pgbench run: a cache's two devices, or the one
-    device a raw system (or dm-linear) is."""
+def pg_devices(name, io):
+    """(SSD, HDD) I/O of system NAME's pgbench run: a cache's two devices,
+    or the one device a raw system (or dm-linear) is."""
     if "ssd" in io:
         return io["ssd"], io.get("hdd")
-    if s.get("label", "").endswith("HDD"):
+    if name == "raw_hdd":
         return None, io.get("top")
     return io.get("top"), None
 
@@ -149,11 +154,11 @@ def pg_devices(s, io):
 def pg_io_table(systems, w, lines):
     """What one transaction cost each device: requests, KiB written."""
     rows = []
-    for s in systems.values():
+    for name, s in systems.items():
         io = s.get(w, {}).get("io_per_txn")
         if not io:
             continue
-        ssd, hdd = pg_devices(s, io)
+        ssd, hdd = pg_devices(name, io)
         cells = []
         for d in (ssd, hdd):
             cells += ([f"{d['reads']:.2f}", f"{d['writes']:.2f}", fmt(d["write_kib"])]
