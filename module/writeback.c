@@ -15,6 +15,13 @@
  * nothing is dirty, and always outside write-back mode (draining) or when
  * degraded (health.c).
  *
+ * A batch started only because the origin was idle gets out of the way
+ * (with wb_yield on): it writes SSDC_WB_IDLE_RUNS runs at a time, and
+ * once a foreground bio has come since the batch was claimed it writes
+ * no more; the blocks it did not write stay dirty, neither cleaned nor
+ * failed. Otherwise a foreground burst after an idle gap would queue
+ * behind up to a whole batch of scattered writes to a slow origin.
+ *
  * A block whose writeback failed (SSD read, origin write or flush) stays
  * dirty and is tried again. A batch that cleaned nothing doubles the
  * pause before the next one (wb_backoff_ms, 100 ms up to 10 s); a batch
@@ -28,12 +35,17 @@
 
 #define SSDC_WB_POLL_MS		500	/* re-check while blocks are dirty */
 #define SSDC_WB_YIELD_MS	20	/* pause while foreground I/O runs */
+#define SSDC_WB_IDLE_RUNS	4	/* origin writes in flight, idle batch */
+
+/* Why the cleaner runs: not at all, because the origin is idle, or must. */
+enum wb_due { WB_NOT_DUE, WB_IDLE, WB_MUST };
 
 struct wb_item {
 	u64 slot;
 	u64 oblock;
 	u64 key;		/* distance from the cursor, wrapping */
 	blk_status_t status;
+	bool skipped;		/* not written: the batch gave way */
 };
 
 struct ssdc_wb_batch {
@@ -41,6 +53,9 @@ struct ssdc_wb_batch {
 	atomic_t pending;
 	struct completion done;
 	unsigned int n;
+	unsigned int tried;	/* items not skipped, once finished */
+	bool yield;		/* stop at the first foreground bio */
+	unsigned long fg_seen;	/* sc->last_fg when it was claimed */
 	struct wb_item items[];
 };
 
@@ -82,6 +97,7 @@ static void consider(struct wb_item *items, unsigned int *n, unsigned int max,
 	items[i].oblock = oblock;
 	items[i].key = key;
 	items[i].status = BLK_STS_OK;
+	items[i].skipped = false;
 }
 
 /* Chooses and claims the next batch; returns its size. */
@@ -201,45 +217,79 @@ static void run_end_io(struct bio *bio)
 		complete(&b->done);
 }
 
-/* Writes the blocks read well to the origin, merging adjacent ones. */
-static void write_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+/* Has a yielding batch seen foreground I/O since it was claimed? */
+static bool give_way(struct ssdcache *sc, struct ssdc_wb_batch *b)
 {
-	unsigned int i = 0, j, n;
+	return b->yield && READ_ONCE(sc->last_fg) != b->fg_seen;
+}
+
+/* Marks the items from @i on as not written. */
+static void skip_rest(struct ssdc_wb_batch *b, unsigned int i)
+{
+	for (; i < b->n; i++)
+		b->items[i].skipped = true;
+}
+
+/* Writes the run of @n blocks from item @i to the origin. */
+static void write_run(struct ssdcache *sc, struct ssdc_wb_batch *b,
+		      unsigned int i, unsigned int n)
+{
+	struct bio *bio = batch_bio(sc, sc->origin->bdev, n, REQ_OP_WRITE);
+	unsigned int j;
+
+	bio->bi_iter.bi_sector = b->items[i].oblock << sc->block_shift;
+	for (j = 0; j < n; j++)
+		add_item_pages(sc, bio, i + j);
+	bio->bi_end_io = run_end_io;
+	bio->bi_private = (void *)(unsigned long)(i | (n << 16));
+	atomic_inc(&b->pending);
+	ssdc_count_bio(sc, false, bio);
+	submit_bio_noacct(bio);
+}
+
+/*
+ * Writes the blocks read well to the origin, merging adjacent ones; a
+ * yielding batch waits after every SSDC_WB_IDLE_RUNS runs and stops
+ * there once foreground I/O has come. Returns the runs written.
+ */
+static unsigned int write_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	unsigned int i = 0, n, runs = 0;
 
 	start_batch_io(b);
 	while (i < b->n) {
-		struct bio *bio;
-
 		if (b->items[i].status) {
 			i++;
 			continue;
 		}
+		if (b->yield && runs && !(runs % SSDC_WB_IDLE_RUNS)) {
+			wait_batch(b);
+			start_batch_io(b);
+			if (give_way(sc, b)) {
+				skip_rest(b, i);
+				break;
+			}
+		}
 		for (n = 1; i + n < b->n && !b->items[i + n].status &&
 		     b->items[i + n].oblock == b->items[i].oblock + n; n++)
 			;
-		bio = batch_bio(sc, sc->origin->bdev, n, REQ_OP_WRITE);
-		bio->bi_iter.bi_sector = b->items[i].oblock << sc->block_shift;
-		for (j = 0; j < n; j++)
-			add_item_pages(sc, bio, i + j);
-		bio->bi_end_io = run_end_io;
-		bio->bi_private = (void *)(unsigned long)(i | (n << 16));
-		atomic_inc(&b->pending);
-		ssdc_count_bio(sc, false, bio);
-		submit_bio_noacct(bio);
+		write_run(sc, b, i, n);
+		runs++;
 		i += n;
 	}
 	wait_batch(b);
+	return runs;
 }
 
 /*
- * Ends the batch: clean what went well and was not rewritten meanwhile.
- * Returns the number of blocks that failed.
+ * Ends the batch: clean what went well and was not rewritten meanwhile,
+ * and release what was skipped. Returns the number of blocks that failed.
  */
 static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
 				 blk_status_t flush)
 {
 	unsigned long flags;
-	unsigned int i, cleaned = 0, failed = 0;
+	unsigned int i, cleaned = 0, failed = 0, done = 0, skipped = 0;
 
 	for (i = 0; i < b->n; i++) {
 		struct wb_item *it = &b->items[i];
@@ -248,7 +298,9 @@ static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
 
 		spin_lock_irqsave(&st->lock, flags);
 		v = sc->slots[it->slot] - SSDC_SLOT_PIN;
-		if (!it->status && !flush && (v & SSDC_SF_CLEANING)) {
+		if (it->skipped) {
+			ssdc_slot_write(sc, it->slot, v & ~SSDC_SF_CLEANING);
+		} else if (!it->status && !flush && (v & SSDC_SF_CLEANING)) {
 			ssdc_slot_update(sc, it->slot, v & ~(SSDC_SF_CLEANING | SSDC_SF_DIRTY));
 			atomic64_dec(&sc->dirty);
 			cleaned++;
@@ -257,7 +309,12 @@ static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
 			failed += it->status || flush;
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
+		if (it->skipped)
+			skipped++;
+		else
+			done = i + 1;
 	}
+	b->tried = b->n - skipped;
 	this_cpu_add(sc->stats->c[SSDC_C_CLEANED], cleaned);
 	/*
 	 * A "flush" is done when nothing is dirty: end it now, or it would
@@ -269,29 +326,36 @@ static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
 	if (failed)
 		DMERR_LIMIT("%s: writeback of %u blocks failed; they stay dirty",
 			    ssdcache_name(sc), failed);
-	if (b->n)
+	/* Resume after the last block tried: a skipped one comes first. */
+	if (done)
 		WRITE_ONCE(sc->wb_cursor,
-			   (b->items[b->n - 1].oblock + 1) & SSDCACHE_MAP_OBLOCK_MASK);
+			   (b->items[done - 1].oblock + 1) & SSDCACHE_MAP_OBLOCK_MASK);
 	/* Journal the clean entries soon, so clean blocks can be evicted. */
 	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
 	return failed;
 }
 
-/* Cleans one batch; true if it was claimed and every block failed. */
-static bool clean_one_batch(struct ssdcache *sc)
+/*
+ * Cleans one batch; true if it was claimed and every block it tried
+ * failed. A batch due only to idleness yields to foreground I/O
+ * (wb_yield).
+ */
+static bool clean_one_batch(struct ssdcache *sc, enum wb_due due)
 {
 	struct ssdc_wb_batch *b = sc->wb_batch;
 	blk_status_t flush = BLK_STS_OK;
 
+	b->yield = due == WB_IDLE && READ_ONCE(sc->wb_yield);
+	b->fg_seen = READ_ONCE(sc->last_fg);
 	if (!claim_batch(sc, b))
 		return false;
 	read_batch(sc, b);
-	write_batch(sc, b);
-	if (ssdc_flush_origin(sc)) {
+	/* Nothing written (all gave way or failed to read): no flush. */
+	if (write_batch(sc, b) && ssdc_flush_origin(sc)) {
 		ssdc_count_error(sc, false, true);
 		flush = BLK_STS_IOERR;
 	}
-	return finish_batch(sc, b, flush) == b->n;
+	return finish_batch(sc, b, flush) == b->tried;
 }
 
 /* The pause after a batch that cleaned nothing: doubles, up to a limit. */
@@ -304,8 +368,8 @@ static unsigned long backoff(struct ssdcache *sc)
 	return ms;
 }
 
-/* Should the cleaner run now? */
-static bool clean_due(struct ssdcache *sc)
+/* Should the cleaner run now, and why? */
+static enum wb_due clean_due(struct ssdcache *sc)
 {
 	u64 dirty = atomic64_read(&sc->dirty);
 	u64 high = div_u64(sc->nr_blocks * READ_ONCE(sc->wb_high), 100);
@@ -315,17 +379,19 @@ static bool clean_due(struct ssdcache *sc)
 	if (!dirty) {
 		WRITE_ONCE(sc->wb_flush_all, false);
 		sc->wb_draining = false;
-		return false;
+		return WB_NOT_DUE;
 	}
 	if (READ_ONCE(sc->wb_flush_all) || READ_ONCE(sc->degraded) ||
 	    READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
-		return true;
+		return WB_MUST;
 	if (dirty >= high)
 		sc->wb_draining = true;
 	if (sc->wb_draining && dirty > low)
-		return true;
+		return WB_MUST;
 	sc->wb_draining = false;
-	return idle && time_after(jiffies, READ_ONCE(sc->last_fg) + msecs_to_jiffies(idle));
+	if (idle && time_after(jiffies, READ_ONCE(sc->last_fg) + msecs_to_jiffies(idle)))
+		return WB_IDLE;
+	return WB_NOT_DUE;
 }
 
 /* The pause after a batch of @n blocks: rate limit and yielding. */
@@ -345,15 +411,18 @@ static void wb_fn(struct work_struct *work)
 {
 	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache, wb_work);
 	unsigned long delay = SSDC_WB_POLL_MS;
+	enum wb_due due;
 
 	if (READ_ONCE(sc->wb_stopped) || READ_ONCE(sc->failed))
 		return;
-	if (clean_due(sc)) {
-		if (clean_one_batch(sc)) {
+	due = clean_due(sc);
+	if (due != WB_NOT_DUE) {
+		if (clean_one_batch(sc, due)) {
 			delay = backoff(sc);
 		} else {
 			WRITE_ONCE(sc->wb_backoff_ms, 0);
-			delay = sc->wb_batch->n ? pause_ms(sc, sc->wb_batch->n) : SSDC_WB_POLL_MS;
+			delay = sc->wb_batch->n ? pause_ms(sc, sc->wb_batch->tried) :
+				SSDC_WB_POLL_MS;
 		}
 	}
 	if (atomic64_read(&sc->dirty) && !READ_ONCE(sc->wb_stopped))

@@ -141,6 +141,70 @@ setup() {
 	assert_eq "$sum" "$(dd if="$dm" bs=4k count=4 skip=5000 iflag=direct status=none | md5sum)" reloaded
 }
 
+@test "writeback: a batch started by idleness gives way to the first foreground bio" {
+	origin=$(nullb_create iy_o 32 fast)
+	cache=$(nullb_create iy_c 16 fast)
+	# Every write to the origin takes a second.
+	slow=$(dm_delay_create iy_d "$origin" 0 1000)
+	dmesg_mark
+	dm=$(ssdc_create iy "$slow" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	# 400 dirty blocks, no two adjacent: a batch of 256 is 256 origin writes.
+	python3 - "$dm" <<'PY'
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+for b in range(400):
+    buf[:] = os.urandom(4096)
+    os.pwritev(fd, [buf], (1000 + 2 * b) * 4096)
+PY
+	want=$(dev_sum "$dm")
+	# Idleness alone starts the cleaner now. As soon as it has read its
+	# batch from the SSD (the origin's counters move only when a write
+	# completes, a second later), foreground reads begin, often enough
+	# that the origin is never idle for 300 ms: the batch under way must
+	# stop, and no other may start. One process, so that the first read
+	# comes at once (a process start takes a good part of a second here).
+	sent=$(python3 - "$dm" "$slow" "$cache" <<'PY'
+import mmap, os, subprocess, sys, time
+def field(dev, i):
+    dev = os.path.basename(os.path.realpath(dev))
+    return int(open(f"/sys/block/{dev}/stat").read().split()[i])
+written, ssd_reads = field(sys.argv[2], 4), field(sys.argv[3], 0)
+subprocess.run(["dmsetup", "message", "iy", "0", "writeback_idle_ms", "300"], check=True)
+end = time.monotonic() + 60
+while field(sys.argv[3], 0) < ssd_reads + 200:
+    if time.monotonic() > end:
+        sys.exit("the cleaner never started")
+    time.sleep(0.01)
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+end = time.monotonic() + 4
+i = 0
+while time.monotonic() < end:
+    os.preadv(fd, [buf], (i % 900) * 4096)
+    i += 1
+    time.sleep(0.05)
+print(field(sys.argv[2], 4) - written)
+PY
+)
+	echo "origin writes sent by the cleaner: $sent"
+	# Before, the whole batch went at once: 256 writes. Now, the four
+	# runs in flight when the first foreground bio came, and at most four
+	# more should the check between them have just missed it.
+	[ "$sent" -ge 1 ] && [ "$sent" -le 8 ] ||
+		fail "$sent origin writes after foreground I/O started"
+	dirty=$(ssdc_stat iy dirty)
+	[ "$dirty" -ge 392 ] || fail "only $dirty of 400 blocks still dirty"
+	# What was skipped is neither lost nor counted as failed.
+	dmsetup message iy 0 flush
+	wait_clean iy 300
+	assert_eq 400 "$(ssdc_stat iy cleaned)" "blocks cleaned"
+	assert_eq "$want" "$(dev_sum "$dm")" "cache device"
+	dm_remove iy
+	assert_eq "$want" "$(dev_sum "$origin")" "origin"
+	! dmesg_since | grep -q "writeback of" || fail "a skipped block was counted as failed"
+}
+
 @test "writeback: a sequential read or write never bypasses a dirty block" {
 	origin=$(nullb_create sq_o 32 fast)
 	cache=$(nullb_create sq_c 16 fast)
