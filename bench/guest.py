@@ -12,7 +12,8 @@ turns it into tables and plots.
 Environment:
   BENCH_SECS      length of one measured fio run (default 20)
   BENCH_SYSTEMS   the systems to run, by name (default: all but ssdcache_wb_ra0,
-                  write-back with readahead off, run only when named)
+                  write-back with readahead off, and ssdcache_wb_8k, write-back
+                  with 8 KiB blocks, run only when named)
   BENCH_WORKLOADS the workloads: hit write mixed seq pgbench (default: all)
   BENCH_FS        filesystems for pgbench (default "ext4"; "ext4 xfs")
   BENCH_PG_SCALE  pgbench scale (default 20: a 546 MiB data directory)
@@ -307,20 +308,29 @@ class LinearSsd(DmSystem):
 class Ssdcache(DmSystem):
     dm_names = ("bench_ssdc",)
 
-    def __init__(self, devs, mode, readahead=True):
+    def __init__(self, devs, mode, readahead=True, block_kb=None):
         super().__init__(devs)
         self.mode = mode
         self.random = False
         self.readahead = readahead
+        self.block_kb = block_kb
         self.name = f"ssdcache_{'wb' if mode == 'writeback' else 'wt'}"
         self.label = f"ssdcache {'write-back' if mode == 'writeback' else 'write-through'}"
         if not readahead:
             self.name += "_ra0"
             self.label += ", readahead off"
+        if block_kb:
+            self.name += f"_{block_kb}k"
+            self.label += f", {block_kb} KiB blocks"
 
     def create(self):
         hdd, ssd = self.devs["hdd"], self.devs["ssd"]
-        opts = "1 format" if self.readahead else "3 format readahead_kb 0"
+        args = ["format"]
+        if not self.readahead:
+            args += ["readahead_kb", "0"]
+        if self.block_kb:
+            args += ["block_size", str(self.block_kb * 1024)]
+        opts = f"{len(args)} {' '.join(args)}"
         zero(ssd, 4)
         self.dev = dm_create("bench_ssdc",
                              f"0 {sectors(hdd)} ssdcache {hdd} {ssd} {self.mode} {opts}")
@@ -471,8 +481,10 @@ def all_systems(devs):
 
 def extra_systems(devs):
     """Run only when BENCH_SYSTEMS names them: write-back with readahead
-    off, to measure what readahead does in the same run."""
-    return [Ssdcache(devs, "writeback", readahead=False)]
+    off, to measure what readahead does in the same run, and with 8 KiB
+    blocks (a database page: PostgreSQL's writes it as one block)."""
+    return [Ssdcache(devs, "writeback", readahead=False),
+            Ssdcache(devs, "writeback", block_kb=8)]
 
 
 # ---- fio -------------------------------------------------------------
