@@ -10,7 +10,9 @@
  *                 to its set started or ran meanwhile.
  * Writes: to a dirty block, in place on the SSD, in any mode. Else in
  *         write-back mode, a whole-block write goes to a free slot, which
- *         becomes dirty (the clean copy, if any, is invalidated). Else the
+ *         becomes dirty (the clean copy, if any, is invalidated); a write
+ *         of several whole blocks whose first has no free slot goes to
+ *         the origin whole, as a sequential one does (wb_room()). Else the
  *         cached copy is invalidated first (and the write waits for that
  *         to be durable, see meta.c); then the origin is written, and in
  *         write-through mode a whole-block write is also written to a free
@@ -880,6 +882,38 @@ static int map_flush(struct ssdcache *sc, struct bio *bio)
 	return DM_MAPIO_SUBMITTED;
 }
 
+/*
+ * Would a write-back write of whole block @oblock go to the SSD: is it
+ * dirty already, or is there a free slot in its set? If not, a victim
+ * is evicted for next time, as route_block_write() does, and the
+ * multi-block write goes to the origin whole (map_range_write()), as
+ * one request: cut into blocks, each written around while the cache was
+ * full, a 1 MiB write made up to 256 4 KiB requests to the origin. A
+ * guess: the set may change before the write is mapped, and the path it
+ * takes decides under the lock again.
+ */
+static bool wb_room(struct ssdcache *sc, u64 oblock)
+{
+	u32 set = ssdc_set_of(sc, oblock);
+	struct ssdc_set *st = &sc->sets[set];
+	unsigned long flags;
+	bool room;
+	long slot;
+
+	if (READ_ONCE(sc->degraded))
+		return true;	/* as before: block by block */
+	spin_lock_irqsave(&st->lock, flags);
+	slot = ssdc_lookup(sc, set, oblock);
+	room = (slot >= 0 && ssdc_slot_dirty(sc->slots[slot])) ||
+	       ssdc_take_free(sc, set) >= 0;
+	if (!room)
+		ssdc_evict_one(sc, set);
+	spin_unlock_irqrestore(&st->lock, flags);
+	if (!room)
+		ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+	return room;
+}
+
 static void note_foreground(struct ssdcache *sc)
 {
 	unsigned long now = jiffies;
@@ -961,8 +995,15 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	if (bio_data_dir(bio) == READ)
 		return map_read(sc, bio, first);
 	if (!requeued && bio_op(bio) == REQ_OP_WRITE && !(sector & (sc->block_sectors - 1)) &&
-	    len >= 2 * sc->block_sectors && READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
-		return map_run_write(sc, bio, first);
+	    len >= 2 * sc->block_sectors) {
+		if (READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
+			return map_run_write(sc, bio, first);
+		if (!wb_room(sc, first)) {
+			last = min_t(u64, (sector + len - 1) >> sc->block_shift,
+				     sc->origin_blocks - 1);
+			return map_range_write(sc, bio, first, last);
+		}
+	}
 	pb->whole_block = cut_to_first_block(sc, bio);
 	return map_block_write(sc, bio, first);
 origin:

@@ -205,6 +205,61 @@ PY
 	! dmesg_since | grep -q "writeback of" || fail "a skipped block was counted as failed"
 }
 
+@test "writeback: a multi-block write whose first block has no room goes to the origin whole" {
+	origin=$(nullb_create fu_o 32 fast)
+	cache=$(nullb_create fu_c 16 fast)
+	dm=$(ssdc_create fu "$origin" "$cache" writeback format writeback_idle_ms 0 \
+		dirty_high 100 sequential_cutoff 0 readahead_kb 0)
+	total=$(ssdc_stat fu blocks | cut -d/ -f2)
+	# The sets of blocks 7424 to 7439 (the 64 KiB at 29 MiB), filled with
+	# dirty blocks, one write at a time (ssdcache_set_of() in
+	# include/ssdcache_format.h). A set that is full evicts a clean block
+	# (the device's probe read some) for the next write: a few rounds.
+	for round in 0 1 2; do
+		sets=$(python3 - "$dm" "$total" "$round" <<'PY'
+import mmap, os, sys
+nr_sets, rnd = int(sys.argv[2]) // 56, int(sys.argv[3])
+def set_of(ob):
+    h = ((ob * 0x61c8864680b583eb) & (2**64 - 1)) >> 32
+    return (h * nr_sets) >> 32
+want = {set_of(b) for b in range(7424, 7440)}
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+seen = {s: 0 for s in want}
+for b in range(64, 7000):
+    s = set_of(b)
+    if s in seen:
+        seen[s] += 1
+        # Round 0 writes 60 blocks of each set, later ones 8 new ones.
+        if (rnd == 0 and seen[s] <= 60) or 60 + 8 * (rnd - 1) < seen[s] <= 60 + 8 * rnd:
+            buf[:] = os.urandom(4096)
+            os.pwritev(fd, [buf], b * 4096)
+print(len(want))
+PY
+)
+		ssdc_quiesce fu
+	done
+	dirty=$(ssdc_stat fu dirty)
+	echo "dirty blocks in $sets sets: $dirty"
+	[ "$dirty" -ge $((sets * 50)) ] || fail "$dirty dirty blocks in $sets sets"
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=64k count=1 status=none
+	read -r w0 _ <<<"$(dev_writes "$origin")"
+	bypassed=$(ssdc_stat fu bypassed_writes)
+	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=64k seek=464 oflag=direct status=none
+	read -r w1 _ <<<"$(dev_writes "$origin")"
+	# Before: cut into 16 blocks, each written around alone.
+	assert_eq 1 $((w1 - w0)) "origin writes for one 64 KiB write"
+	assert_eq $((bypassed + 1)) "$(ssdc_stat fu bypassed_writes)" "bypassed writes"
+	assert_eq "$dirty" "$(ssdc_stat fu dirty)" "dirty blocks after"
+	want=$(md5sum <"$BATS_TEST_TMPDIR/d")
+	assert_eq "$want" "$(dd if="$dm" bs=64k count=1 skip=464 iflag=direct status=none | md5sum)" "read back"
+	want_all=$(dev_sum "$dm")
+	dmsetup message fu 0 flush
+	wait_clean fu
+	dm_remove fu
+	assert_eq "$want_all" "$(dev_sum "$origin")" "origin after writeback"
+}
+
 @test "writeback: a sequential read or write never bypasses a dirty block" {
 	origin=$(nullb_create sq_o 32 fast)
 	cache=$(nullb_create sq_c 16 fast)
