@@ -16,10 +16,10 @@
  * degraded (health.c).
  *
  * A batch started only because the origin was idle gets out of the way
- * (with wb_yield on): it writes SSDC_WB_IDLE_RUNS runs at a time, and
- * once a foreground bio has come since the batch was claimed it writes
- * no more; the blocks it did not write stay dirty, neither cleaned nor
- * failed. Otherwise a foreground burst after an idle gap would queue
+ * (with wb_yield on): it reads and writes SSDC_WB_IDLE_RUNS runs at a
+ * time, and once a foreground bio has come since the batch was claimed
+ * it copies no more; the blocks it did not copy stay dirty, neither
+ * cleaned nor failed. Otherwise a foreground burst after an idle gap would queue
  * behind up to a whole batch of scattered writes to a slow origin.
  *
  * A block whose writeback failed (SSD read, origin write or flush) stays
@@ -45,7 +45,7 @@ struct wb_item {
 	u64 oblock;
 	u64 key;		/* distance from the cursor, wrapping */
 	blk_status_t status;
-	bool skipped;		/* not written: the batch gave way */
+	bool skipped;		/* not copied: the batch gave way */
 };
 
 struct ssdc_wb_batch {
@@ -179,13 +179,14 @@ static void start_batch_io(struct ssdc_wb_batch *b)
 	reinit_completion(&b->done);
 }
 
-/* Reads every claimed block from the SSD. */
-static void read_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+/* Reads claimed items [@from, @to) from the SSD. */
+static void read_items(struct ssdcache *sc, struct ssdc_wb_batch *b,
+		       unsigned int from, unsigned int to)
 {
 	unsigned int i;
 
 	start_batch_io(b);
-	for (i = 0; i < b->n; i++) {
+	for (i = from; i < to; i++) {
 		struct bio *bio = batch_bio(sc, sc->cache->bdev, 1, REQ_OP_READ);
 
 		bio->bi_iter.bi_sector = ssdc_slot_sector(sc, b->items[i].slot);
@@ -223,7 +224,7 @@ static bool give_way(struct ssdcache *sc, struct ssdc_wb_batch *b)
 	return b->yield && READ_ONCE(sc->last_fg) != b->fg_seen;
 }
 
-/* Marks the items from @i on as not written. */
+/* Marks the items from @i on as not copied. */
 static void skip_rest(struct ssdc_wb_batch *b, unsigned int i)
 {
 	for (; i < b->n; i++)
@@ -247,30 +248,19 @@ static void write_run(struct ssdcache *sc, struct ssdc_wb_batch *b,
 	submit_bio_noacct(bio);
 }
 
-/*
- * Writes the blocks read well to the origin, merging adjacent ones; a
- * yielding batch waits after every SSDC_WB_IDLE_RUNS runs and stops
- * there once foreground I/O has come. Returns the runs written.
- */
-static unsigned int write_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+/* Writes items [@i, @to) read well to the origin, merging adjacent ones. */
+static unsigned int write_items(struct ssdcache *sc, struct ssdc_wb_batch *b,
+				unsigned int i, unsigned int to)
 {
-	unsigned int i = 0, n, runs = 0;
+	unsigned int n, runs = 0;
 
 	start_batch_io(b);
-	while (i < b->n) {
+	while (i < to) {
 		if (b->items[i].status) {
 			i++;
 			continue;
 		}
-		if (b->yield && runs && !(runs % SSDC_WB_IDLE_RUNS)) {
-			wait_batch(b);
-			start_batch_io(b);
-			if (give_way(sc, b)) {
-				skip_rest(b, i);
-				break;
-			}
-		}
-		for (n = 1; i + n < b->n && !b->items[i + n].status &&
+		for (n = 1; i + n < to && !b->items[i + n].status &&
 		     b->items[i + n].oblock == b->items[i].oblock + n; n++)
 			;
 		write_run(sc, b, i, n);
@@ -278,6 +268,39 @@ static unsigned int write_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 		i += n;
 	}
 	wait_batch(b);
+	return runs;
+}
+
+/* The end of the @runs runs of adjacent blocks from item @i. */
+static unsigned int chunk_end(struct ssdc_wb_batch *b, unsigned int i, unsigned int runs)
+{
+	while (i < b->n && runs--) {
+		do
+			i++;
+		while (i < b->n && b->items[i].oblock == b->items[i - 1].oblock + 1);
+	}
+	return i;
+}
+
+/*
+ * Copies the batch from the SSD to the origin: at once, or for a
+ * yielding batch SSDC_WB_IDLE_RUNS runs at a time (read, then written),
+ * stopping before the next chunk once foreground I/O has come. Returns
+ * the runs written.
+ */
+static unsigned int copy_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	unsigned int i, end, runs = 0;
+
+	for (i = 0; i < b->n; i = end) {
+		if (i && give_way(sc, b)) {
+			skip_rest(b, i);
+			break;
+		}
+		end = b->yield ? chunk_end(b, i, SSDC_WB_IDLE_RUNS) : b->n;
+		read_items(sc, b, i, end);
+		runs += write_items(sc, b, i, end);
+	}
 	return runs;
 }
 
@@ -349,9 +372,8 @@ static bool clean_one_batch(struct ssdcache *sc, enum wb_due due)
 	b->fg_seen = READ_ONCE(sc->last_fg);
 	if (!claim_batch(sc, b))
 		return false;
-	read_batch(sc, b);
-	/* Nothing written (all gave way or failed to read): no flush. */
-	if (write_batch(sc, b) && ssdc_flush_origin(sc)) {
+	/* Nothing written (every read failed): no flush. */
+	if (copy_batch(sc, b) && ssdc_flush_origin(sc)) {
 		ssdc_count_error(sc, false, true);
 		flush = BLK_STS_IOERR;
 	}

@@ -158,9 +158,9 @@ for b in range(400):
     os.pwritev(fd, [buf], (1000 + 2 * b) * 4096)
 PY
 	want=$(dev_sum "$dm")
-	# Idleness alone starts the cleaner now. As soon as it has read its
-	# batch from the SSD (the origin's counters move only when a write
-	# completes, a second later), foreground reads begin, often enough
+	# Idleness alone starts the cleaner now. As soon as it has read from
+	# the SSD what it writes first (the origin's counters move only when a
+	# write completes, a second later), foreground reads begin, often enough
 	# that the origin is never idle for 300 ms: the batch under way must
 	# stop, and no other may start. One process, so that the first read
 	# comes at once (a process start takes a good part of a second here).
@@ -172,7 +172,7 @@ def field(dev, i):
 written, ssd_reads = field(sys.argv[2], 4), field(sys.argv[3], 0)
 subprocess.run(["dmsetup", "message", "iy", "0", "writeback_idle_ms", "300"], check=True)
 end = time.monotonic() + 60
-while field(sys.argv[3], 0) < ssd_reads + 200:
+while field(sys.argv[3], 0) == ssd_reads:
     if time.monotonic() > end:
         sys.exit("the cleaner never started")
     time.sleep(0.01)
