@@ -307,6 +307,16 @@ static bool copy_to_slot(struct ssdcache *sc, struct bio *bio, u64 slot,
 	return true;
 }
 
+/*
+ * A full set: its policy's victim evicted, so that a slot is free once
+ * the eviction is committed, soon. Caller holds the set lock.
+ */
+static void evict_for_next(struct ssdcache *sc, u32 set)
+{
+	ssdc_evict_one(sc, set);
+	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+}
+
 /* Reserves a FREE slot for @oblock; evicts for next time if there is none. */
 static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 {
@@ -329,11 +339,9 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 		ssdc_touch(sc, set, slot, true);
 		atomic64_inc(&sc->used);
 	} else {
-		ssdc_evict_one(sc, set);
+		evict_for_next(sc, set);
 	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
-	if (slot < 0)
-		ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
 	return slot;
 }
 
@@ -546,8 +554,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 			return 1;
 		}
 		/* Full: make room for next time, write this one around. */
-		ssdc_evict_one(sc, set);
-		ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+		evict_for_next(sc, set);
 	}
 	*wait = (slot >= 0 && ssdc_invalidate_locked(sc, set, slot)) ||
 		ssdc_evicting_locked(sc, set, pb->oblock);
@@ -907,11 +914,16 @@ static bool wb_room(struct ssdcache *sc, u64 oblock)
 	room = (slot >= 0 && ssdc_slot_dirty(sc->slots[slot])) ||
 	       ssdc_take_free(sc, set) >= 0;
 	if (!room)
-		ssdc_evict_one(sc, set);
+		evict_for_next(sc, set);
 	spin_unlock_irqrestore(&st->lock, flags);
-	if (!room)
-		ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
 	return room;
+}
+
+/* The last origin block that [@sector, @sector + @len) touches. */
+static u64 last_block(struct ssdcache *sc, sector_t sector, sector_t len)
+{
+	return min_t(u64, (sector + len - 1) >> sc->block_shift,
+		     sc->origin_blocks ? sc->origin_blocks - 1 : 0);
 }
 
 static void note_foreground(struct ssdcache *sc)
@@ -962,8 +974,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 		if (!len)
 			goto origin;
 		first = sector >> sc->block_shift;
-		last = min_t(u64, (sector + len - 1) >> sc->block_shift,
-			     sc->origin_blocks ? sc->origin_blocks - 1 : 0);
+		last = last_block(sc, sector, len);
 		if (first >= sc->origin_blocks)
 			goto origin;
 		return map_range_write(sc, bio, first, last);
@@ -984,8 +995,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	}
 
 	if (!requeued && ssdc_seq_bypass(sc, bio)) {
-		last = min_t(u64, (sector + len - 1) >> sc->block_shift,
-			     sc->origin_blocks - 1);
+		last = last_block(sc, sector, len);
 		if (bio_data_dir(bio) == READ)
 			return map_bypass_read(sc, bio, first, last);
 		return map_range_write(sc, bio, first, last);
@@ -999,8 +1009,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 		if (READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
 			return map_run_write(sc, bio, first);
 		if (!wb_room(sc, first)) {
-			last = min_t(u64, (sector + len - 1) >> sc->block_shift,
-				     sc->origin_blocks - 1);
+			last = last_block(sc, sector, len);
 			return map_range_write(sc, bio, first, last);
 		}
 	}
