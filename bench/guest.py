@@ -598,10 +598,13 @@ def disk_rates(before, after, secs):
 
 
 def fio_hdd(s, name, region, extra, secs):
-    """fio() with what it cost the HDD (disk_rates()) as its "hdd"."""
-    h0, t0 = disk_stat(s.devs["hdd"]), time.monotonic()
+    """fio() with what it cost the HDD (disk_rates()) as its "hdd", and
+    how busy the guest's CPUs were meanwhile in it as "guest_cpu_busy"
+    (an HDD that idles while the CPUs are busy waits for the CPUs)."""
+    h0, t0, c0 = disk_stat(s.devs["hdd"]), time.monotonic(), cpu_stat()
     r = fio(s.dev, name, region, extra, secs=secs)
     r["hdd"] = disk_rates(h0, disk_stat(s.devs["hdd"]), time.monotonic() - t0)
+    r["hdd"]["guest_cpu_busy"] = cpu_busy(c0, cpu_stat())
     return r
 
 
@@ -947,6 +950,9 @@ def main():
                     f"({time.monotonic() - t0:.0f} s)")
                 if w == "mixed" and s.caches:
                     res["mem_after_mixed"] = kernel_mem() - m0
+                # The counters after each workload: what each one did
+                # to the cache (cleaned, evicted) is their difference.
+                res.setdefault("extra_after", {})[w] = s.extra()
             res["extra"] = s.extra()
             s.destroy()
             for fs, (golden, _) in goldens.items():

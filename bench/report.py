@@ -100,13 +100,17 @@ def rounds_spread(systems, w, key):
 
 def seq_hdd_line(systems, w, lines):
     """What a sequential run cost the HDD: requests per second and their
-    average size, which show whether a layer cut or merged them."""
+    average size, which show whether a layer cut or merged them; and,
+    where recorded, how busy the HDD and the guest's CPUs were."""
     d = "read" if w == "seq_read" else "write"
     parts = []
     for s in systems.values():
         h = s.get("seq", {}).get(f"{d}_hdd")
         if h and h.get(f"kib_per_{d}") is not None:
-            parts.append(f"{s['label']} {fmt(h[f'{d}s_s'])}/s of {fmt(h[f'kib_per_{d}'])} KiB")
+            p = f"{s['label']} {fmt(h[f'{d}s_s'])}/s of {fmt(h[f'kib_per_{d}'])} KiB"
+            if h.get("guest_cpu_busy") is not None:
+                p += f" (HDD busy {pct(h.get('busy'))}, guest CPU busy {pct(h['guest_cpu_busy'])})"
+            parts.append(p)
     if parts:
         lines.append(f"HDD {d} requests: {'; '.join(parts)}.\n")
 

@@ -119,6 +119,13 @@ plain_report_lacks() {
 	plain_report_lacks "$d" 'HDD read requests'
 }
 
+@test "bench report: how busy the HDD and the guest's CPUs were in a sequential run, where recorded" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["raw_hdd"]["seq"]["write_hdd"] = {"writes_s": 218.0, "kib_per_write": 114.0, "busy": 0.87, "guest_cpu_busy": 0.41}
+r["systems"]["ssdcache_wb"]["seq"]["write_hdd"] = {"writes_s": 196.0, "kib_per_write": 114.0, "busy": 0.78}'
+	grep -F 'HDD write requests: raw HDD 218/s of 114 KiB (HDD busy 87.0%, guest CPU busy 41.0%); ssdcache write-back 196/s of 114 KiB.' "$d/results.md"
+}
+
 @test "bench report: BENCH_MODEL=fast is said, with the disks' model as configured" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["device_model"] = "fast"
