@@ -126,6 +126,17 @@ r["systems"]["ssdcache_wb"]["seq"]["write_hdd"] = {"writes_s": 196.0, "kib_per_w
 	grep -F 'HDD write requests: raw HDD 218/s of 114 KiB (HDD busy 87.0%, guest CPU busy 41.0%); ssdcache write-back 196/s of 114 KiB.' "$d/results.md"
 }
 
+@test "bench report: a target ratio that rounds to its bar shows a third decimal" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wb"]["pgbench_ext4"]["tps"] = 86.8
+r["systems"]["dm_writecache"]["pgbench_ext4"]["tps"] = 87.1
+r["systems"]["ssdcache_wt"]["pgbench_ext4"]["tps"] = 87.2'
+	grep -F '| pgbench ext4 (ssdcache_wb) >= best peer | 0.997x | MISSED |' "$d/results.md"
+	grep -F '| pgbench ext4 (ssdcache_wt) >= best peer | 1.001x | met |' "$d/results.md"
+	# Away from the bar: two decimals.
+	grep -F '| hit path (write-through) >= 0.95x dm-linear | 0.97x | met |' "$d/results.md"
+}
+
 @test "bench report: BENCH_MODEL=fast is said, with the disks' model as configured" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["device_model"] = "fast"
