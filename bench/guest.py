@@ -598,9 +598,9 @@ def disk_rates(before, after, secs):
 
 
 def fio_hdd(s, name, region, extra, secs):
-    """fio() with what it cost the HDD (disk_rates()) as its "hdd", and
-    how busy the guest's CPUs were meanwhile in it as "guest_cpu_busy"
-    (an HDD that idles while the CPUs are busy waits for the CPUs)."""
+    """fio() with what it cost the HDD (disk_rates()) as its "hdd", which
+    also holds how busy the guest's CPUs were meanwhile ("guest_cpu_busy":
+    an HDD that idles while the CPUs are busy waits for the CPUs)."""
     h0, t0, c0 = disk_stat(s.devs["hdd"]), time.monotonic(), cpu_stat()
     r = fio(s.dev, name, region, extra, secs=secs)
     r["hdd"] = disk_rates(h0, disk_stat(s.devs["hdd"]), time.monotonic() - t0)
