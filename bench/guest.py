@@ -597,14 +597,56 @@ def disk_rates(before, after, secs):
             "kib_per_write": round(d[5] / 2 / d[1], 1) if d[1] else None}
 
 
+class FirstIO:
+    """Watches device DEV from its creation until its first read or write
+    completes, then samples the HDD and the guest's CPUs: a window that
+    starts with the workload's own I/O, not with fio's start-up (a cache
+    may use that idle gap, e.g. for a write-back batch)."""
+
+    def __init__(self, dev, hdd):
+        self.dev, self.hdd = dev, hdd
+        self.start = (disk_stat(hdd), time.monotonic())
+        self.first = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        base = disk_stat(self.dev)[:2]
+        while not self.done.wait(0.005):
+            if disk_stat(self.dev)[:2] != base:
+                self.first = (disk_stat(self.hdd), time.monotonic(), cpu_stat())
+                return
+
+    def finish(self):
+        """(the HDD's load from the first I/O to now, the HDD's load in the
+        gap before it, the gap in seconds); the first two None if no I/O
+        was seen."""
+        self.done.set()
+        self.thread.join()
+        h1, t1 = disk_stat(self.hdd), time.monotonic()
+        if self.first is None:
+            return None, None, None
+        h0, t0, c0 = self.first
+        run = disk_rates(h0, h1, t1 - t0)
+        run["guest_cpu_busy"] = cpu_busy(c0, cpu_stat())
+        gap_s = t0 - self.start[1]
+        d = [b - a for a, b in zip(self.start[0], h0)]
+        gap = {"reads": d[0], "writes": d[1], "write_kib": d[5] // 2}
+        return run, gap, round(gap_s, 3)
+
+
 def fio_hdd(s, name, region, extra, secs):
-    """fio() with what it cost the HDD (disk_rates()) as its "hdd", which
-    also holds how busy the guest's CPUs were meanwhile ("guest_cpu_busy":
-    an HDD that idles while the CPUs are busy waits for the CPUs)."""
-    h0, t0, c0 = disk_stat(s.devs["hdd"]), time.monotonic(), cpu_stat()
+    """fio() with what it cost the HDD (disk_rates()) as its "hdd", from
+    the workload's first I/O to fio's exit, which also holds how busy the
+    guest's CPUs were meanwhile ("guest_cpu_busy": an HDD that idles while
+    the CPUs are busy waits for the CPUs). What the HDD did in the gap
+    between fio's start and that first I/O is "hdd_gap" (requests, not
+    rates), the gap's length "gap_s"."""
+    watch = FirstIO(s.dev, s.devs["hdd"])
     r = fio(s.dev, name, region, extra, secs=secs)
-    r["hdd"] = disk_rates(h0, disk_stat(s.devs["hdd"]), time.monotonic() - t0)
-    r["hdd"]["guest_cpu_busy"] = cpu_busy(c0, cpu_stat())
+    hdd, gap, gap_s = watch.finish()
+    r["hdd"] = dict(hdd or {}, gap=gap, gap_s=gap_s)
     return r
 
 

@@ -101,15 +101,23 @@ def rounds_spread(systems, w, key):
 def seq_hdd_line(systems, w, lines):
     """What a sequential run cost the HDD: requests per second and their
     average size, which show whether a layer cut or merged them; and,
-    where recorded, how busy the HDD and the guest's CPUs were."""
+    where recorded, how busy the HDD and the guest's CPUs were, from the
+    workload's first I/O, and what the HDD did in the start-up gap before."""
     d = "read" if w == "seq_read" else "write"
     parts = []
     for s in systems.values():
         h = s.get("seq", {}).get(f"{d}_hdd")
         if h and h.get(f"kib_per_{d}") is not None:
             p = f"{s['label']} {fmt(h[f'{d}s_s'])}/s of {fmt(h[f'kib_per_{d}'])} KiB"
+            other = "write" if d == "read" else "read"
+            if h.get(f"{other}s_s"):
+                p += f" and {fmt(h[f'{other}s_s'])} {other}s/s"
             if h.get("guest_cpu_busy") is not None:
                 p += f" (HDD busy {pct(h.get('busy'))}, guest CPU busy {pct(h['guest_cpu_busy'])})"
+            gap = h.get("gap")
+            if gap is not None:
+                p += (f", after a {fmt(h['gap_s'])} s start-up gap with {gap['reads']} HDD "
+                      f"reads and {gap['writes']} writes")
             parts.append(p)
     if parts:
         lines.append(f"HDD {d} requests: {'; '.join(parts)}.\n")

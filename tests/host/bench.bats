@@ -126,6 +126,12 @@ r["systems"]["ssdcache_wb"]["seq"]["write_hdd"] = {"writes_s": 196.0, "kib_per_w
 	grep -F 'HDD write requests: raw HDD 218/s of 114 KiB (HDD busy 87.0%, guest CPU busy 41.0%); ssdcache write-back 196/s of 114 KiB.' "$d/results.md"
 }
 
+@test "bench report: a sequential run's other-direction HDD requests and its start-up gap, where recorded" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wb"]["seq"]["read_hdd"] = {"reads_s": 150.0, "kib_per_read": 128.0, "writes_s": 8.0, "busy": 0.9, "guest_cpu_busy": 0.05, "gap": {"reads": 0, "writes": 40, "write_kib": 160}, "gap_s": 0.31}'
+	grep -F 'ssdcache write-back 150/s of 128 KiB and 8.0 writes/s (HDD busy 90.0%, guest CPU busy 5.0%), after a 0.3 s start-up gap with 0 HDD reads and 40 writes' "$d/results.md"
+}
+
 @test "bench report: a target ratio that rounds to its bar shows a third decimal" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["pgbench_ext4"]["tps"] = 86.8
