@@ -644,10 +644,34 @@ def fio_hdd(s, name, region, extra, secs):
     between fio's start and that first I/O is "hdd_gap" (requests, not
     rates), the gap's length "gap_s"."""
     watch = FirstIO(s.dev, s.devs["hdd"])
-    r = fio(s.dev, name, region, extra, secs=secs)
+    prefix = f"{OUT}/lat-{s.name}-{name}"
+    r = fio(s.dev, name, region, extra + [f"--write_lat_log={prefix}"], secs=secs)
     hdd, gap, gap_s = watch.finish()
     r["hdd"] = dict(hdd or {}, gap=gap, gap_s=gap_s)
+    r["first_ios"] = first_lats(prefix, 4)
     return r
+
+
+def first_lats(prefix, n):
+    """The first N I/Os of fio's latency log PREFIX (every I/O logged), as
+    [ms from the job's start to its completion, its latency in ms]; the
+    log is removed. A slow start (the first I/Os waiting behind a cache's
+    own I/O) shows there, and in fio's bandwidth, not in the HDD's
+    figures from the first completion on."""
+    d, base = os.path.dirname(prefix), os.path.basename(prefix) + "_"
+    out = []
+    for f in sorted(os.listdir(d)):
+        if not f.startswith(base):
+            continue
+        if f.startswith(base + "lat.") and not out:
+            with open(f"{d}/{f}") as fh:
+                for line in fh:
+                    p = [x.strip() for x in line.split(",")]
+                    out.append([int(p[0]), round(int(p[1]) / 1e6, 1)])
+                    if len(out) == n:
+                        break
+        os.unlink(f"{d}/{f}")
+    return out
 
 
 def read_settled(s):
@@ -763,6 +787,7 @@ def w_seq(s):
     wr = fio_hdd(s, "seqwrite", SEQ_SET, ["--rw=write", "--bs=1M", "--iodepth=4"], SECS)
     r["read"], r["read_hdd"] = rd["read"], rd["hdd"]
     r["write"], r["write_hdd"] = wr["write"], wr["hdd"]
+    r["read_first_ios"], r["write_first_ios"] = rd["first_ios"], wr["first_ios"]
     if s.caches:
         b = read_settled(s)
         fio(s.dev, "probe", MIXED_SET, probe, secs=max(SECS // 2, 2))

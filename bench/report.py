@@ -89,6 +89,7 @@ def table(res, w, title, unit, lines):
                      f"(IOPS of each round: {'; '.join(spread)}).\n")
     if w.startswith("seq_"):
         seq_hdd_line(systems, w, lines)
+        seq_first_line(systems, w, lines)
 
 
 def rounds_spread(systems, w, key):
@@ -121,6 +122,17 @@ def seq_hdd_line(systems, w, lines):
             parts.append(p)
     if parts:
         lines.append(f"HDD {d} requests: {'; '.join(parts)}.\n")
+
+
+def seq_first_line(systems, w, lines):
+    """When a sequential run's first I/Os completed, from fio's start, and
+    their latencies: a slow start costs fio's bandwidth but not the HDD's
+    figures, which start at the first completion."""
+    d = "read" if w == "seq_read" else "write"
+    parts = [f"{s['label']} " + ", ".join(f"{fmt(t)} ({fmt(lat)})" for t, lat in f)
+             for s in systems.values() if (f := s.get("seq", {}).get(f"{d}_first_ios"))]
+    if parts:
+        lines.append(f"First {d}s done, ms from fio's start (latency ms): {'; '.join(parts)}.\n")
 
 
 def pg_table(res, fs, lines):

@@ -132,6 +132,14 @@ r["systems"]["ssdcache_wb"]["seq"]["write_hdd"] = {"writes_s": 196.0, "kib_per_w
 	grep -F 'ssdcache write-back 150/s of 128 KiB and 8.0 writes/s (HDD busy 90.0%, guest CPU busy 5.0%), after a 0.3 s start-up gap with 0 HDD reads and 40 writes' "$d/results.md"
 }
 
+@test "bench report: when a sequential run's first I/Os completed, where recorded" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wb"]["seq"]["read_first_ios"] = [[350, 347.9], [391, 293.7]]
+r["systems"]["raw_hdd"]["seq"]["read_first_ios"] = [[177, 175.5], [217, 165.2]]'
+	grep -F "First reads done, ms from fio's start (latency ms): raw HDD 177 (176), 217 (165); ssdcache write-back 350 (348), 391 (294)." "$d/results.md"
+	plain_report_lacks "$d" 'First reads done'
+}
+
 @test "bench report: a target ratio that rounds to its bar shows a third decimal" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["pgbench_ext4"]["tps"] = 86.8
