@@ -606,15 +606,15 @@ class FirstIO:
     def __init__(self, dev, hdd):
         self.dev, self.hdd = dev, hdd
         self.start = (disk_stat(hdd), time.monotonic())
+        self.base = disk_stat(dev)[:2]
         self.first = None
         self.done = threading.Event()
         self.thread = threading.Thread(target=self.loop, daemon=True)
         self.thread.start()
 
     def loop(self):
-        base = disk_stat(self.dev)[:2]
         while not self.done.wait(0.005):
-            if disk_stat(self.dev)[:2] != base:
+            if disk_stat(self.dev)[:2] != self.base:
                 self.first = (disk_stat(self.hdd), time.monotonic(), cpu_stat())
                 return
 
@@ -636,42 +636,48 @@ class FirstIO:
         return run, gap, round(gap_s, 3)
 
 
-def fio_hdd(s, name, region, extra, secs):
+def fio_hdd(s, name, region, extra, secs, keep=4):
     """fio() with what it cost the HDD (disk_rates()) as its "hdd", from
     the workload's first I/O to fio's exit, which also holds how busy the
     guest's CPUs were meanwhile ("guest_cpu_busy": an HDD that idles while
     the CPUs are busy waits for the CPUs). What the HDD did in the gap
-    between fio's start and that first I/O is "hdd_gap" (requests, not
-    rates), the gap's length "gap_s"."""
+    between fio's start and that first I/O is the "hdd"'s "gap" (requests,
+    not rates), the gap's length its "gap_s". "first_ios" holds the first
+    KEEP I/Os of fio's latency log (every one if KEEP is None)."""
     watch = FirstIO(s.dev, s.devs["hdd"])
     prefix = f"{OUT}/lat-{s.name}-{name}"
     r = fio(s.dev, name, region, extra + [f"--write_lat_log={prefix}"], secs=secs)
     hdd, gap, gap_s = watch.finish()
     r["hdd"] = dict(hdd or {}, gap=gap, gap_s=gap_s)
-    r["first_ios"] = first_lats(prefix, 4)
+    r["first_ios"] = lat_log(prefix)[:keep]
     return r
 
 
-def first_lats(prefix, n):
-    """The first N I/Os of fio's latency log PREFIX (every I/O logged), as
+def lat_log(prefix):
+    """Every I/O of fio's latency log PREFIX (every I/O logged), as
     [ms from the job's start to its completion, its latency in ms]; the
-    log is removed. A slow start (the first I/Os waiting behind a cache's
-    own I/O) shows there, and in fio's bandwidth, not in the HDD's
-    figures from the first completion on."""
+    log files are removed. A slow start (the first I/Os waiting behind a
+    cache's own I/O) shows there, and in fio's bandwidth, not in the
+    HDD's figures from the first completion on."""
     d, base = os.path.dirname(prefix), os.path.basename(prefix) + "_"
     out = []
     for f in sorted(os.listdir(d)):
         if not f.startswith(base):
             continue
-        if f.startswith(base + "lat.") and not out:
+        if f.startswith(base + "lat."):
             with open(f"{d}/{f}") as fh:
                 for line in fh:
                     p = [x.strip() for x in line.split(",")]
                     out.append([int(p[0]), round(int(p[1]) / 1e6, 1)])
-                    if len(out) == n:
-                        break
         os.unlink(f"{d}/{f}")
     return out
+
+
+def devt(dev):
+    """Block device DEV's number as the kernel's tracepoints filter it
+    (major << 20 | minor), and as they print it ("major,minor")."""
+    mm = get(f"{sys_block(dev)}/dev").split(":")
+    return (int(mm[0]) << 20) | int(mm[1]), f"{mm[0]},{mm[1]}"
 
 
 def read_settled(s):
@@ -770,16 +776,20 @@ def read_iops_logs(prefix):
     return sorted(per_sec.items())
 
 
+# Zipf reads over the mixed workload's set: how much of its hot set a
+# cache still holds.
+HOT_PROBE = ["--rw=randread", "--bs=4k", "--iodepth=8", "--random_distribution=zipf:1.2"]
+
+
 def w_seq(s):
     """4. 1 MiB sequential reads and writes, four times the cache: they
     should bypass it.  The hot set's read hit ratio is measured before and
     after (zipf reads over the mixed workload's set): an untouched cache
     keeps it."""
-    probe = ["--rw=randread", "--bs=4k", "--iodepth=8", "--random_distribution=zipf:1.2"]
     r = {}
     if s.caches:
         b = read_settled(s)
-        fio(s.dev, "probe", MIXED_SET, probe, secs=max(SECS // 2, 2))
+        fio(s.dev, "probe", MIXED_SET, HOT_PROBE, secs=max(SECS // 2, 2))
         r["hot_hit_ratio_before"] = hit_ratio(b, read_settled(s))
     # What each cost the HDD: how many requests, of what size, shows
     # whether a layer cut or merged them.
@@ -790,7 +800,7 @@ def w_seq(s):
     r["read_first_ios"], r["write_first_ios"] = rd["first_ios"], wr["first_ios"]
     if s.caches:
         b = read_settled(s)
-        fio(s.dev, "probe", MIXED_SET, probe, secs=max(SECS // 2, 2))
+        fio(s.dev, "probe", MIXED_SET, HOT_PROBE, secs=max(SECS // 2, 2))
         r["hot_hit_ratio_after"] = hit_ratio(b, read_settled(s))
     return r
 

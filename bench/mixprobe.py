@@ -25,8 +25,7 @@ TR = "/sys/kernel/tracing"
 
 
 def trace_start(dev):
-    mm = g.get(f"{g.sys_block(dev)}/dev").split(":")
-    devt = (int(mm[0]) << 20) | int(mm[1])
+    devt = g.devt(dev)[0]
     g.put(f"{TR}/tracing_on", 0)
     g.put(f"{TR}/trace", "")
     g.put(f"{TR}/buffer_size_kb", 65536)

@@ -28,16 +28,11 @@ SKIP_WRITE = os.environ.get("SKIP_WRITE") == "1"
 EVENTS = ("block_bio_queue", "block_rq_issue", "block_rq_complete")
 
 
-def devt(dev):
-    mm = g.get(f"{g.sys_block(dev)}/dev").split(":")
-    return (int(mm[0]) << 20) | int(mm[1]), f"{mm[0]},{mm[1]}"
-
-
 def trace_start(devs):
     g.put(f"{TR}/tracing_on", 0)
     g.put(f"{TR}/trace", "")
     g.put(f"{TR}/buffer_size_kb", 65536)
-    filt = " || ".join(f"dev == {devt(d)[0]}" for d in devs)
+    filt = " || ".join(f"dev == {g.devt(d)[0]}" for d in devs)
     for e in EVENTS:
         g.put(f"{TR}/events/block/{e}/filter", filt)
         g.put(f"{TR}/events/block/{e}/enable", 1)
@@ -99,20 +94,6 @@ def summary(events, top, hdd):
             "hdd_writes_in_run": w_total}
 
 
-def lat_log(prefix):
-    """fio's per-read latencies (ms, completion time ms) in order."""
-    d = os.path.dirname(prefix)
-    out = []
-    for f in sorted(os.listdir(d)):
-        if f.startswith(os.path.basename(prefix) + "_lat"):
-            with open(f"{d}/{f}") as fh:
-                for line in fh:
-                    p = [x.strip() for x in line.split(",")]
-                    out.append((int(p[0]), round(int(p[1]) / 1e6, 1)))
-            os.unlink(f"{d}/{f}")
-    return out
-
-
 def main():
     os.makedirs(OUT, exist_ok=True)
     g.run(["modprobe", "null_blk", "nr_devices=0"])
@@ -125,7 +106,6 @@ def main():
     res = {}
     names = os.environ.get("SYSTEMS", "raw_hdd ssdcache_wb").split()
     systems = {"ssdcache_wb": g.Ssdcache(devs, "writeback"), "raw_hdd": g.RawHdd(devs)}
-    probe = ["--rw=randread", "--bs=4k", "--iodepth=8", "--random_distribution=zipf:1.2"]
     for name in names:
         s = systems[name]
         s.create()
@@ -134,19 +114,17 @@ def main():
         g.w_mixed(s)
         if s.caches:
             g.read_settled(s)
-            g.fio(s.dev, "probe", g.MIXED_SET, probe, secs=max(g.SECS // 2, 2))
+            g.fio(s.dev, "probe", g.MIXED_SET, g.HOT_PROBE, secs=max(g.SECS // 2, 2))
             g.read_settled(s)
-        top, hdd = devt(s.dev)[1], devt(devs["hdd"])[1]
+        top, hdd = g.devt(s.dev)[1], g.devt(devs["hdd"])[1]
         trace_start([s.dev, devs["hdd"]])
         # Long enough for an idle-started cleaner batch to begin.
         time.sleep(IDLE_S)
         mark("fio start")
-        prefix = f"{OUT}/lat-{name}"
-        r = g.fio_hdd(s, "seqread", g.SEQ_SET,
-                      ["--rw=read", "--bs=1M", "--iodepth=4", f"--write_lat_log={prefix}"],
-                      g.SECS)
+        r = g.fio_hdd(s, "seqread", g.SEQ_SET, ["--rw=read", "--bs=1M", "--iodepth=4"],
+                      g.SECS, keep=None)
         ev = trace_stop()
-        lat = lat_log(prefix)
+        lat = r.pop("first_ios")
         out = {"fio": r, "trace": summary(ev, top, hdd), "first_lat_ms": lat[:12],
                "max_lat_ms": max((x[1] for x in lat), default=None), "reads": len(lat)}
         if s.caches:
