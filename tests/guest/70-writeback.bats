@@ -339,6 +339,10 @@ rng.shuffle(blocks)
 for b in blocks:
     buf[:] = os.urandom(4096)
     os.pwritev(fd, [buf], b * 4096)
+# Commit them all: the cleaner takes only synced blocks, and a timer
+# commit halfway through the writes would let its first batch take a
+# few (a run's later blocks), the rest in the next.
+os.fsync(fd)
 PY
 	want=$(dd if="$dm" bs=1M count=32 iflag=direct status=none | md5sum)
 	dm_logwrites_mark so_lw flush
