@@ -758,10 +758,23 @@ static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 }
 
 /*
+ * The longest run of missed blocks one origin read may take: at most
+ * SSDC_READ_RUN blocks, and no more than the origin takes in one
+ * request, which the block layer would otherwise split (null_blk takes
+ * 255 sectors: 31 blocks of 4 KiB, one request where 32 made two).
+ */
+static unsigned int read_run_max(struct ssdcache *sc)
+{
+	unsigned int max = queue_max_sectors(bdev_get_queue(sc->origin->bdev));
+
+	return clamp_t(unsigned int, max >> sc->block_shift, 1, SSDC_READ_RUN);
+}
+
+/*
  * Extends a miss read of whole block @oblock over the blocks after it
  * that the bio covers whole and that are not cached, up to
- * SSDC_READ_RUN blocks: one origin read instead of one per block (a
- * disk charges per request). Records each block's fill decision and its
+ * read_run_max(): one origin read instead of one per block (a disk
+ * charges per request). Records each block's fill decision and its
  * set's wgen. Returns the number of blocks.
  */
 static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
@@ -771,7 +784,7 @@ static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	unsigned long flags;
 	unsigned int n;
 
-	for (n = 1; n < min_t(u64, avail, SSDC_READ_RUN); n++) {
+	for (n = 1; n < min_t(u64, avail, read_run_max(sc)); n++) {
 		u32 set = ssdc_set_of(sc, oblock + n);
 		struct ssdc_set *st = &sc->sets[set];
 		bool cached;

@@ -41,7 +41,7 @@ struct ssdc_ahead {
 	u32 long_wgen;
 	unsigned int nblocks;	/* blocks read */
 	unsigned int bpp;	/* pages per block */
-	u16 fills;		/* bitmap: blocks to install */
+	u32 fills;		/* bitmap: blocks to install */
 	u32 wgen[SSDC_READ_RUN];
 	struct page *pages[];	/* block i's at [i * bpp, (i + 1) * bpp) */
 };

@@ -26,7 +26,7 @@
 #define SSDC_SEQ_STREAMS		16
 #define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
-#define SSDC_READ_RUN			16	/* missed blocks per origin read */
+#define SSDC_READ_RUN			32	/* missed blocks per origin read, at most */
 #define SSDC_READAHEAD_KB		64	/* default readahead_kb (io.c) */
 #define SSDC_READAHEAD_MAX_KB		1024	/* BIO_MAX_VECS pages */
 #define SSDC_READAHEAD_FREE		8	/* only while 1/8 of the blocks are free */
@@ -301,7 +301,7 @@ struct ssdc_bio {
 	u32 long_wgen;		/* miss: sc->long_wgen at map time */
 	u8 kind;		/* SSDC_BIO_* */
 	u8 nblocks;		/* miss: the blocks read (a run, see io.c) */
-	u16 fills;		/* miss: bitmap of those to install */
+	u32 fills;		/* miss: bitmap of those to install */
 	u8 whole_block:1;	/* covers exactly one cache block */
 	u8 installed:1;		/* write-through write also went to slot */
 	u8 rewrite:1;		/* write-back write into a dirty slot */

@@ -281,6 +281,42 @@ disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 	assert_eq 16 "$(ssdc_stat io read_hits)" "hits on the second read"
 }
 
+@test "io: a run of uncached blocks is read in the origin's largest requests, up to 32 blocks" {
+	# A 256 KiB read of 64 uncached blocks: one origin read per run of
+	# min(32, max_sectors_kb / 4) blocks, none split by the block layer.
+	# An origin that takes 512 KiB requests, so that 32 is the limit.
+	ol=$(NULLB_MAX_SECTORS=1024 nullb_create io_m 64 fast)
+	echo none >/sys/block/io_m/queue/scheduler
+	dm=$(ssdc_create io "$ol" "$cache" writearound format readahead_kb 0)
+	udevadm settle
+	q=/sys/block/io_m/queue
+	at=100
+	for kb in 96 256 512; do
+		echo "$kb" >$q/max_sectors_kb
+		run=$((kb / 4 < 32 ? kb / 4 : 32))
+		dd if=/dev/urandom of="$dm" bs=256k count=1 seek=$at oflag=direct status=none
+		# The write's close makes udev probe the device: done before the
+		# counts start.
+		udevadm settle
+		want=$(dd if="$ol" bs=256k skip=$at count=1 iflag=direct status=none | md5sum)
+		ssdc_quiesce io
+		dmsetup message io 0 reset_stats
+		r0=$(disk_reads io_m)
+		got=$(dd if="$dm" bs=256k skip=$at count=1 iflag=direct status=none | md5sum)
+		assert_eq "$want" "$got" "the 256 KiB read, max_sectors_kb $kb"
+		assert_eq $(((64 + run - 1) / run)) $(( $(disk_reads io_m) - r0 )) \
+			"origin reads for 64 blocks in runs of $run"
+		assert_eq 64 "$(ssdc_stat io read_misses)" "missed blocks"
+		ssdc_quiesce io
+		dmsetup message io 0 reset_stats
+		got=$(dd if="$dm" bs=256k skip=$at count=1 iflag=direct status=none | md5sum)
+		assert_eq "$want" "$got" "the 256 KiB read from the cache"
+		assert_eq 64 "$(ssdc_stat io read_hits)" "hits on the second read"
+		at=$((at + 1))
+	done
+	dm_remove io
+}
+
 @test "io: a read that reaches the limit of fills in flight half-way still writes its fills" {
 	ssd=$(nullb_create io_s 16 fast)
 	lin=$(dm_linear_create io_l "$ssd")

@@ -55,6 +55,8 @@ nullb_model() {
 }
 
 # nullb_create NAME SIZE_MB MODEL [CACHE_MB] [BLOCKSIZE] -> prints /dev/NAME
+# NULLB_MAX_SECTORS in the environment: the disk's largest request in
+# sectors (null_blk's default: 255).
 nullb_create() {
 	local name=$1 size=$2 model=$3 cache=${4:-0} bs=${5:-512}
 	local d=$NULLB_CFS/$name
@@ -65,6 +67,9 @@ nullb_create() {
 	echo "$bs" >"$d/blocksize"
 	echo 1 >"$d/memory_backed"
 	nullb_model "$d" "$model" || return 1
+	if [ -n "${NULLB_MAX_SECTORS:-}" ]; then
+		echo "$NULLB_MAX_SECTORS" >"$d/max_sectors" || return 1
+	fi
 	if [ "$cache" != 0 ]; then
 		echo "$cache" >"$d/cache_size"
 		# One request at a time: null_blk's cache code (6.1) can livelock
