@@ -780,11 +780,12 @@ static unsigned int read_run_max(struct ssdcache *sc)
 static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
-	u64 avail = bio_sectors(bio) >> sc->block_shift;
+	unsigned int max = min_t(u64, bio_sectors(bio) >> sc->block_shift,
+				 read_run_max(sc));
 	unsigned long flags;
 	unsigned int n;
 
-	for (n = 1; n < min_t(u64, avail, read_run_max(sc)); n++) {
+	for (n = 1; n < max; n++) {
 		u32 set = ssdc_set_of(sc, oblock + n);
 		struct ssdc_set *st = &sc->sets[set];
 		bool cached;

@@ -301,7 +301,6 @@ struct ssdc_bio {
 	u32 long_wgen;		/* miss: sc->long_wgen at map time */
 	u8 kind;		/* SSDC_BIO_* */
 	u8 nblocks;		/* miss: the blocks read (a run, see io.c) */
-	u32 fills;		/* miss: bitmap of those to install */
 	u8 whole_block:1;	/* covers exactly one cache block */
 	u8 installed:1;		/* write-through write also went to slot */
 	u8 rewrite:1;		/* write-back write into a dirty slot */
@@ -309,7 +308,10 @@ struct ssdc_bio {
 	u8 origin_write:1;	/* a write with data sent to the origin */
 	u8 origin_held:1;	/* block write: counted in origin_inflight */
 	u8 run:1;		/* a run write: nblocks blocks to the origin */
-	u16 run_installed;	/* run write: bitmap of the blocks copied */
+	union {			/* a bio is a miss read or a run write, not both */
+		u32 fills;		/* miss: bitmap of those to install */
+		u16 run_installed;	/* run write: bitmap of the blocks copied */
+	};
 	u64 start_ns;		/* reads: when mapped, for the histograms */
 	unsigned long wait_since; /* degraded: jiffies a dirty write began to wait */
 	/*
