@@ -758,12 +758,13 @@ static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 }
 
 /*
- * The longest run of missed blocks one origin read may take: at most
- * SSDC_READ_RUN blocks, and no more than the origin takes in one
- * request, which the block layer would otherwise split (null_blk takes
- * 255 sectors: 31 blocks of 4 KiB, one request where 32 made two).
+ * The most blocks one origin read may take, for a run of misses or a
+ * readahead chunk: at most SSDC_READ_RUN, and no more than the origin
+ * takes in one request, which the block layer would otherwise split
+ * (null_blk takes 255 sectors: 31 blocks of 4 KiB, one request where 32
+ * made two).
  */
-static unsigned int read_run_max(struct ssdcache *sc)
+unsigned int ssdc_read_run_max(struct ssdcache *sc)
 {
 	unsigned int max = queue_max_sectors(bdev_get_queue(sc->origin->bdev));
 
@@ -773,7 +774,7 @@ static unsigned int read_run_max(struct ssdcache *sc)
 /*
  * Extends a miss read of whole block @oblock over the blocks after it
  * that the bio covers whole and that are not cached, up to
- * read_run_max(): one origin read instead of one per block (a disk
+ * ssdc_read_run_max(): one origin read instead of one per block (a disk
  * charges per request). Records each block's fill decision and its
  * set's wgen. Returns the number of blocks.
  */
@@ -781,7 +782,7 @@ static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
 	unsigned int max = min_t(u64, bio_sectors(bio) >> sc->block_shift,
-				 read_run_max(sc));
+				 ssdc_read_run_max(sc));
 	unsigned long flags;
 	unsigned int n;
 

@@ -46,15 +46,20 @@ struct ssdc_ahead {
 	struct page *pages[];	/* block i's at [i * bpp, (i + 1) * bpp) */
 };
 
-/* The chunk in blocks: a power of two, at most SSDC_READ_RUN; 0 if off. */
+/*
+ * The chunk in blocks: a power of two, no more than one origin read takes
+ * (ssdc_read_run_max(): a chunk the block layer splits costs the disk two
+ * requests); 0 if off.
+ */
 static unsigned int chunk_blocks(struct ssdcache *sc)
 {
 	u64 kb = READ_ONCE(sc->ra_kb);
 	u64 n = (kb << 10) >> (sc->block_shift + SECTOR_SHIFT);
 
+	n = min_t(u64, n, ssdc_read_run_max(sc));
 	if (n < 2 || (sc->block_sectors << SECTOR_SHIFT) < PAGE_SIZE)
 		return 0;
-	return rounddown_pow_of_two(min_t(u64, n, SSDC_READ_RUN));
+	return rounddown_pow_of_two(n);
 }
 
 static bool cache_has_room(struct ssdcache *sc)

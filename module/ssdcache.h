@@ -621,6 +621,7 @@ void ssdc_fill_kick(struct ssdcache *sc);
 void ssdc_origin_retry(struct ssdcache *sc, struct bio *bio);
 void ssdc_io_drain(struct ssdcache *sc);
 void ssdc_io_exit(struct ssdcache *sc);
+unsigned int ssdc_read_run_max(struct ssdcache *sc);
 
 /* readahead.c */
 bool ssdc_read_ahead(struct ssdcache *sc, struct bio *bio);

@@ -79,6 +79,40 @@ blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 	! dmsetup info ra >/dev/null 2>&1 || fail "the device exists"
 }
 
+@test "readahead: a chunk is no larger than the origin's largest request" {
+	# An origin that takes 128 KiB requests, then 127 KiB ones.
+	om=$(NULLB_MAX_SECTORS=256 nullb_create ra_m 64 fast)
+	echo none >/sys/block/ra_m/queue/scheduler
+	dd if=/dev/urandom of="$om" bs=1M count=8 oflag=direct status=none
+	dm=$(ssdc_create ra "$om" "$cache" writethrough format readahead_kb 128)
+	settle_reset
+	q=/sys/block/ra_m/queue
+	# chunk: the blocks a 4 KiB miss at block $b reads, in one request,
+	# and fills. Blocks 3013 and 3045, away from those udev's probe of
+	# the new device reads (and reads ahead around).
+	b=3000
+	for kb_chunk in 128:32 127:16; do
+		echo "${kb_chunk%:*}" >$q/max_sectors_kb
+		chunk=${kb_chunk#*:}
+		b=$(( (b / 32 + 1) * 32 + 5 ))
+		want=$(blk "$om" "$b")
+		u0=$(ssdc_used ra)
+		r0=$(disk_reads ra_m)
+		assert_eq "$want" "$(blk "$dm" "$b")" "block $b"
+		assert_eq 1 $(( $(disk_reads ra_m) - r0 )) \
+			"origin reads, max_sectors_kb ${kb_chunk%:*}"
+		ssdc_quiesce ra
+		assert_eq "$chunk" $(( $(ssdc_used ra) - u0 )) \
+			"blocks cached, max_sectors_kb ${kb_chunk%:*}"
+		first=$(( b / chunk * chunk ))
+		for c in "$first" $((first + chunk - 1)); do
+			assert_eq "$(blk "$om" "$c")" "$(blk "$dm" "$c")" "block $c"
+		done
+	done
+	assert_eq 2 "$(ra_stat readaheads)" "readaheads"
+	dm_remove ra
+}
+
 @test "readahead: a block the cache holds dirty keeps its data" {
 	dm=$(ssdc_create ra "$origin" "$cache" writeback format)
 	settle_reset
