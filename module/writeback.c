@@ -22,12 +22,23 @@
  * cleaned nor failed. Otherwise a foreground burst after an idle gap would queue
  * behind up to a whole batch of scattered writes to a slow origin.
  *
+ * Finding the blocks: one scan of every slot word keeps the cleanable
+ * blocks nearest the cursor, SSDC_WB_CANDS_BATCHES batches' worth, in
+ * order (the candidates); the batches after it take theirs from these,
+ * each block checked again as it is claimed. A cache of millions of
+ * blocks is then scanned once per SSDC_WB_CANDS_BATCHES batches, not
+ * once per batch. The candidates are scanned again when used up, after
+ * SSDC_WB_CANDS_MS (blocks synced since then may lie nearer), when the
+ * cursor moved other than by a batch, after a "flush" message or a
+ * resume, and after a batch that skipped or failed blocks.
+ *
  * A block whose writeback failed (SSD read, origin write or flush) stays
  * dirty and is tried again. A batch that cleaned nothing doubles the
  * pause before the next one (wb_backoff_ms, 100 ms up to 10 s); a batch
  * that cleaned anything ends the backoff.
  */
 #include <linux/blkdev.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 
@@ -36,6 +47,8 @@
 #define SSDC_WB_POLL_MS		500	/* re-check while blocks are dirty */
 #define SSDC_WB_YIELD_MS	20	/* pause while foreground I/O runs */
 #define SSDC_WB_IDLE_RUNS	4	/* origin writes in flight, idle batch */
+#define SSDC_WB_CANDS_BATCHES	16	/* candidates kept by a scan, in batches */
+#define SSDC_WB_CANDS_MS	1000	/* how long a scan's candidates serve */
 
 /* Why the cleaner runs: not at all, because the origin is idle, or must. */
 enum wb_due { WB_NOT_DUE, WB_IDLE, WB_MUST };
@@ -56,6 +69,13 @@ struct ssdc_wb_batch {
 	unsigned int tried;	/* items not skipped, once finished */
 	bool yield;		/* stop at the first foreground bio */
 	unsigned long fg_seen;	/* sc->last_fg when it was claimed */
+	/* The candidates: the last scan's blocks, sorted by key. */
+	struct wb_item *cands;
+	unsigned int nr_cands;
+	unsigned int next_cand;	/* the first not taken yet */
+	u64 cands_cursor;	/* sc->wb_cursor they follow */
+	unsigned long cands_stamp; /* jiffies of their scan */
+	atomic_t rescan;	/* set: scan before the next batch */
 	struct wb_item items[];
 };
 
@@ -77,45 +97,95 @@ static bool cleanable(u64 v)
 	       !(v & (SSDC_SF_UNSYNCED | SSDC_SF_CLEANING));
 }
 
-/* Keeps the @max items nearest the cursor in @items, sorted by key. */
-static void consider(struct wb_item *items, unsigned int *n, unsigned int max,
-		     u64 slot, u64 oblock, u64 key)
+static unsigned int cands_max(struct ssdcache *sc)
 {
-	unsigned int i = *n;
-
-	if (i == max && items[max - 1].key <= key)
-		return;
-	if (i < max)
-		(*n)++;
-	else
-		i = max - 1;
-	while (i && items[i - 1].key > key) {
-		items[i] = items[i - 1];
-		i--;
-	}
-	items[i].slot = slot;
-	items[i].oblock = oblock;
-	items[i].key = key;
-	items[i].status = BLK_STS_OK;
-	items[i].skipped = false;
+	return batch_max(sc) * SSDC_WB_CANDS_BATCHES;
 }
 
-/* Chooses and claims the next batch; returns its size. */
-static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+/* Sifts item @i of max-heap @h (by key, @n items) down into place. */
+static void heap_down(struct wb_item *h, unsigned int n, unsigned int i)
 {
-	unsigned int max = batch_max(sc), n = 0, i, kept = 0;
+	for (;;) {
+		unsigned int l = 2 * i + 1, m = i;
+
+		if (l < n && h[l].key > h[m].key)
+			m = l;
+		if (l + 1 < n && h[l + 1].key > h[m].key)
+			m = l + 1;
+		if (m == i)
+			return;
+		swap(h[i], h[m]);
+		i = m;
+	}
+}
+
+static void heap_up(struct wb_item *h, unsigned int i)
+{
+	while (i && h[(i - 1) / 2].key < h[i].key) {
+		swap(h[i], h[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+}
+
+/* Keeps the @max items nearest the cursor in max-heap @h of *@n items. */
+static void consider(struct wb_item *h, unsigned int *n, unsigned int max,
+		     u64 slot, u64 oblock, u64 key)
+{
+	struct wb_item it = { .slot = slot, .oblock = oblock, .key = key };
+
+	if (*n < max) {
+		h[*n] = it;
+		heap_up(h, (*n)++);
+	} else if (key < h[0].key) {
+		h[0] = it;
+		heap_down(h, max, 0);
+	}
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct wb_item *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Scans every slot for the candidates: the cleanable blocks nearest the cursor. */
+static void scan_cands(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
 	u64 cursor = READ_ONCE(sc->wb_cursor), s;
-	unsigned long flags;
+	unsigned int n = 0;
 
 	for (s = 0; s < sc->nr_blocks; s++) {
 		u64 v = READ_ONCE(sc->slots[s]), ob = ssdc_slot_oblock(v);
 
 		if (cleanable(v))
-			consider(b->items, &n, max, s, ob,
+			consider(b->cands, &n, cands_max(sc), s, ob,
 				 (ob - cursor) & SSDCACHE_MAP_OBLOCK_MASK);
+		if (!(s & (SZ_64K - 1)))
+			cond_resched();
 	}
-	for (i = 0; i < n; i++) {
-		struct wb_item *it = &b->items[i];
+	sort(b->cands, n, sizeof(*b->cands), cmp_key, NULL);
+	b->nr_cands = n;
+	b->next_cand = 0;
+	b->cands_cursor = cursor;
+	b->cands_stamp = jiffies;
+}
+
+static bool cands_stale(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	return atomic_xchg(&b->rescan, 0) || b->next_cand >= b->nr_cands ||
+	       READ_ONCE(sc->wb_cursor) != b->cands_cursor ||
+	       time_after(jiffies, b->cands_stamp + msecs_to_jiffies(SSDC_WB_CANDS_MS));
+}
+
+/* Claims the candidates that are still cleanable, up to a batch. */
+static unsigned int claim_cands(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	unsigned int max = batch_max(sc), kept = 0;
+	unsigned long flags;
+
+	while (kept < max && b->next_cand < b->nr_cands) {
+		struct wb_item *it = &b->cands[b->next_cand++];
 		struct ssdc_set *st = &sc->sets[ssdc_slot_set(it->slot)];
 		u64 v;
 
@@ -127,8 +197,23 @@ static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
 	}
-	b->n = kept;
 	return kept;
+}
+
+/* Chooses and claims the next batch; returns its size. */
+static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
+{
+	bool scanned = cands_stale(sc, b);
+
+	if (scanned)
+		scan_cands(sc, b);
+	b->n = claim_cands(sc, b);
+	/* Older candidates that all went: a new scan may find more. */
+	if (!b->n && !scanned) {
+		scan_cands(sc, b);
+		b->n = claim_cands(sc, b);
+	}
+	return b->n;
 }
 
 static void wb_end_io(struct bio *bio)
@@ -350,9 +435,13 @@ static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
 		DMERR_LIMIT("%s: writeback of %u blocks failed; they stay dirty",
 			    ssdcache_name(sc), failed);
 	/* Resume after the last block tried: a skipped one comes first. */
-	if (done)
-		WRITE_ONCE(sc->wb_cursor,
-			   (b->items[done - 1].oblock + 1) & SSDCACHE_MAP_OBLOCK_MASK);
+	if (done) {
+		b->cands_cursor = (b->items[done - 1].oblock + 1) & SSDCACHE_MAP_OBLOCK_MASK;
+		WRITE_ONCE(sc->wb_cursor, b->cands_cursor);
+	}
+	/* Skipped and failed blocks come before the candidates left. */
+	if (skipped || failed)
+		atomic_set(&b->rescan, 1);
 	/* Journal the clean entries soon, so clean blocks can be evicted. */
 	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
 	return failed;
@@ -467,6 +556,7 @@ void ssdc_wb_kick(struct ssdcache *sc)
 void ssdc_wb_start(struct ssdcache *sc)
 {
 	WRITE_ONCE(sc->wb_backoff_ms, 0);
+	atomic_set(&sc->wb_batch->rescan, 1);
 	WRITE_ONCE(sc->wb_stopped, false);
 	ssdc_wb_kick(sc);
 }
@@ -494,6 +584,7 @@ const char *ssdc_wb_state(struct ssdcache *sc)
 int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
 {
 	if (argc == 1 && !strcasecmp(argv[0], "flush")) {
+		atomic_set(&sc->wb_batch->rescan, 1);
 		WRITE_ONCE(sc->wb_flush_all, true);
 		ssdc_wb_kick(sc);
 		return 0;
@@ -520,6 +611,10 @@ int ssdc_wb_init(struct ssdcache *sc)
 	sc->wb_pages = ssdc_alloc_pages(nr);
 	if (!sc->wb_batch || !sc->wb_pages)
 		goto fail;
+	sc->wb_batch->cands = kvcalloc(cands_max(sc), sizeof(*sc->wb_batch->cands),
+				       GFP_KERNEL);
+	if (!sc->wb_batch->cands)
+		goto fail;
 	init_completion(&sc->wb_batch->done);
 	sc->wb_wq = alloc_ordered_workqueue("ssdcache-wb-%s", WQ_MEM_RECLAIM,
 					    ssdcache_name(sc));
@@ -542,6 +637,8 @@ void ssdc_wb_exit(struct ssdcache *sc)
 	}
 	ssdc_free_pages(sc->wb_pages, nr);
 	sc->wb_pages = NULL;
+	if (sc->wb_batch)
+		kvfree(sc->wb_batch->cands);
 	kfree(sc->wb_batch);
 	sc->wb_batch = NULL;
 }

@@ -360,3 +360,44 @@ PY
 	sort -n -c "$BATS_TEST_TMPDIR/w" || fail "writes to the origin not in LBA order"
 	assert_eq "$want" "$(dd if="$origin" bs=1M count=32 iflag=direct status=none | md5sum)" "origin"
 }
+
+@test "writeback: blocks written during a flush of many batches reach the origin with their last data" {
+	origin=$(nullb_create mb_o 64 fast)
+	cache=$(nullb_create mb_c 32 fast)
+	# 4000 dirty blocks: 16 batches of 256, at most 1000 blocks/s, so the
+	# cleaner takes them over about 4 s, from the blocks its scans keep.
+	dm=$(ssdc_create mb "$origin" "$cache" writeback format writeback_idle_ms 0 \
+		dirty_high 100 writeback_rate 1000)
+	# w.py DEV first: 4000 random blocks written, then fsynced.
+	# w.py DEV during: five bursts 0.3 s apart, each fsynced, of 100
+	# rewrites of those blocks and 100 writes of random blocks.
+	cat >"$BATS_TEST_TMPDIR/w.py" <<'PY'
+import mmap, os, random, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+rng = random.Random(7)
+old = rng.sample(range(16384), 4000)
+if sys.argv[2] == "first":
+    bursts = [old]
+else:
+    bursts = [[rng.choice(old) if i % 2 else rng.randrange(16384) for i in range(200)]
+              for _ in range(5)]
+for burst in bursts:
+    for blk in burst:
+        buf[:] = rng.randbytes(4096)
+        os.pwritev(fd, [buf], blk * 4096)
+    os.fsync(fd)
+    if len(bursts) > 1:
+        time.sleep(0.3)
+PY
+	python3 "$BATS_TEST_TMPDIR/w.py" "$dm" first
+	assert_eq 4000 "$(ssdc_stat mb dirty)" "dirty blocks"
+	dmsetup message mb 0 flush
+	python3 "$BATS_TEST_TMPDIR/w.py" "$dm" during
+	# The flush ends when nothing is dirty, which may have come between
+	# two bursts.
+	dmsetup message mb 0 flush
+	wait_clean mb
+	[ "$(ssdc_stat mb cleaned)" -ge 4000 ] || fail "$(ssdc_stat mb cleaned) blocks cleaned"
+	assert_eq "$(dev_sum "$dm")" "$(dev_sum "$origin")" "cache vs origin after the flush"
+}
