@@ -21,46 +21,45 @@ ssd_gb=${SSD_GB:-32}
 dirty_mb=${DIRTY_MB:-64}
 rounds=${ROUNDS:-2}
 read -ra variants <<<"${VARIANTS:?VARIANTS=\"name=ko ...\"}"
-cfs=/sys/kernel/config/nullb
+# The test suites' helpers: null_blk models, ssdc_create, ssdc_stat.
+# shellcheck source=tests/lib/common.bash
+source "$(dirname "$0")/../tests/lib/common.bash"
+export SSDC_REGISTRY=$out/devices
 
-modprobe null_blk nr_devices=0
 modprobe dm_mod
 modprobe libcrc32c 2>/dev/null || true
-mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+_nullb_ready
 
+# disk NAME: SSD_GB of null_blk without memory, the fast model.
 disk() {
-	local d=$cfs/$1
+	local d=$NULLB_CFS/$1
 	mkdir "$d"
 	echo $((ssd_gb * 1024)) >"$d/size"
 	echo 512 >"$d/blocksize"
-	echo 0 >"$d/irqmode"
-	echo 64 >"$d/hw_queue_depth"
+	nullb_model "$d" fast
 	echo 1 >"$d/power"
 	udevadm settle
 }
 disk cp_o
 disk cp_s
 
-# field NAME N: field N of the status line (Documentation/ssdcache.rst).
-field() { local f; read -ra f <<<"$(dmsetup status "$1")"; echo "${f[$2]}"; }
-
 one() {
 	local name=$1 ko=$2 rnd=$3 t0 t1 c0
 	if grep -q '^dm_ssdcache ' /proc/modules; then rmmod dm_ssdcache; fi
 	insmod "$ko"
-	dmsetup create cp --table "0 $(blockdev --getsz /dev/cp_o) ssdcache /dev/cp_o /dev/cp_s writeback 5 format dirty_high 100 writeback_idle_ms 0"
+	ssdc_create cp /dev/cp_o /dev/cp_s writeback format dirty_high 100 writeback_idle_ms 0 >/dev/null
 	udevadm settle
 	fio --name=dirty --filename=/dev/mapper/cp --direct=1 --ioengine=libaio \
 		--rw=randwrite --bs=4k --iodepth=16 --size=$((ssd_gb / 2))G \
 		--io_size=${dirty_mb}M --randseed=$rnd --end_fsync=1 \
 		--output=/dev/null
-	c0=$(field cp 19)
-	echo "cleanprobe: $name round $rnd: $(field cp 7) dirty of $(field cp 6) blocks"
+	c0=$(ssdc_stat cp cleaned)
+	echo "cleanprobe: $name round $rnd: $(ssdc_stat cp dirty) dirty of $(ssdc_stat cp blocks) blocks"
 	t0=$(date +%s.%N)
 	dmsetup message cp 0 flush
-	while [ "$(field cp 7)" != 0 ]; do sleep 0.1; done
+	while [ "$(ssdc_stat cp dirty)" != 0 ]; do sleep 0.1; done
 	t1=$(date +%s.%N)
-	echo "$name $rnd $(echo "$t1 - $t0" | bc) $(( $(field cp 19) - c0 ))" | tee -a "$out/cleanprobe.txt"
+	echo "$name $rnd $(echo "$t1 - $t0" | bc) $(( $(ssdc_stat cp cleaned) - c0 ))" | tee -a "$out/cleanprobe.txt"
 	dmsetup remove --retry cp
 }
 
@@ -76,6 +75,6 @@ for ((r = 0; r < rounds; r++)); do
 done
 rmmod dm_ssdcache
 for d in cp_o cp_s; do
-	echo 0 >"$cfs/$d/power"
-	rmdir "$cfs/$d"
+	echo 0 >"$NULLB_CFS/$d/power"
+	rmdir "$NULLB_CFS/$d"
 done
