@@ -33,11 +33,13 @@ int ssdc_cache_alloc(struct ssdcache *sc)
 	sc->tags = kvcalloc(sc->nr_blocks, sizeof(*sc->tags), GFP_KERNEL);
 	sc->stamps = kvcalloc(sc->nr_blocks, sizeof(*sc->stamps), GFP_KERNEL);
 	sc->sets = kvcalloc(sc->nr_sets, sizeof(*sc->sets), GFP_KERNEL);
+	sc->dirty_sets = kvcalloc(BITS_TO_LONGS(sc->nr_sets), sizeof(unsigned long),
+				  GFP_KERNEL);
 	sc->dirty_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
 	sc->ckpt_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
 	sc->map_cur = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
-	if (!sc->slots || !sc->tags || !sc->stamps || !sc->sets || !sc->dirty_pages ||
-	    !sc->ckpt_pages || !sc->map_cur) {
+	if (!sc->slots || !sc->tags || !sc->stamps || !sc->sets || !sc->dirty_sets ||
+	    !sc->dirty_pages || !sc->ckpt_pages || !sc->map_cur) {
 		ssdc_cache_free(sc);
 		return -ENOMEM;
 	}
@@ -54,6 +56,7 @@ void ssdc_cache_free(struct ssdcache *sc)
 	kvfree(sc->tags);
 	kvfree(sc->stamps);
 	kvfree(sc->sets);
+	kvfree(sc->dirty_sets);
 	kvfree(sc->dirty_pages);
 	kvfree(sc->ckpt_pages);
 	kvfree(sc->map_cur);
@@ -61,6 +64,7 @@ void ssdc_cache_free(struct ssdcache *sc)
 	sc->tags = NULL;
 	sc->stamps = NULL;
 	sc->sets = NULL;
+	sc->dirty_sets = NULL;
 	sc->dirty_pages = NULL;
 	sc->ckpt_pages = NULL;
 	sc->map_cur = NULL;
@@ -299,6 +303,7 @@ void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirt
 
 	if (dirty) {
 		v |= SSDC_SF_DIRTY;
+		ssdc_note_dirty_set(sc, slot);
 		/* The cleaner stops polling while nothing is dirty: wake it. */
 		if (atomic64_inc_return(&sc->dirty) == 1)
 			ssdc_wb_kick(sc);

@@ -126,6 +126,7 @@ void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e)
 		atomic64_inc(&sc->used);
 		if (e & SSDCACHE_MAP_DIRTY) {
 			v |= SSDC_SF_DIRTY;
+			ssdc_note_dirty_set(sc, slot);
 			atomic64_inc(&sc->dirty);
 		}
 	}

@@ -213,6 +213,7 @@ struct ssdcache {
 	struct ssdc_set *sets;
 	atomic64_t used;		/* slots VALID or FILLING */
 	atomic64_t dirty;		/* slots VALID and DIRTY */
+	unsigned long *dirty_sets;	/* bitmap: sets that may hold such slots */
 
 	/* Metadata commits (meta.c) and the journal (journal.c). */
 	struct workqueue_struct *wq;
@@ -498,6 +499,20 @@ static inline void ssdc_slot_write(struct ssdcache *sc, u64 slot, u64 v)
 static inline u32 ssdc_slot_set(u64 slot)
 {
 	return slot / SSDCACHE_ASSOC;
+}
+
+/*
+ * Notes that @slot's set holds a dirty block, for the cleaner's scan
+ * (writeback.c). Set with the slot's dirty block, under the set lock (or
+ * before the cache runs); cleared only by the cleaner, under the set
+ * lock, when it finds no dirty block in the set.
+ */
+static inline void ssdc_note_dirty_set(struct ssdcache *sc, u64 slot)
+{
+	u32 set = ssdc_slot_set(slot);
+
+	if (!test_bit(set, sc->dirty_sets))
+		set_bit(set, sc->dirty_sets);
 }
 
 static inline u64 ssdc_slot_page(u64 slot)

@@ -22,12 +22,15 @@
  * cleaned nor failed. Otherwise a foreground burst after an idle gap would queue
  * behind up to a whole batch of scattered writes to a slow origin.
  *
- * Finding the blocks: one scan of every slot word keeps the cleanable
- * blocks nearest the cursor, SSDC_WB_CANDS_BATCHES batches' worth, in
- * order (the candidates); the batches after it take theirs from these,
- * each block checked again as it is claimed. A cache of millions of
- * blocks is then scanned once per SSDC_WB_CANDS_BATCHES batches, not
- * once per batch. The candidates are scanned again when used up, after
+ * Finding the blocks: one scan keeps the cleanable blocks nearest the
+ * cursor, SSDC_WB_CANDS_BATCHES batches' worth, in order (the
+ * candidates); the batches after it take theirs from these, each block
+ * checked again as it is claimed. A scan reads only the sets marked in
+ * dirty_sets (a bit per set, set with a set's dirty block, see
+ * ssdc_note_dirty_set(), and cleared here when a scan finds the set
+ * without one), so a few dirty blocks in a cache of millions cost a scan
+ * of their sets, and a scan comes once per SSDC_WB_CANDS_BATCHES batches,
+ * not once per batch. The candidates are scanned again when used up, after
  * SSDC_WB_CANDS_MS (blocks synced since then may lie nearer), when the
  * cursor moved other than by a batch, after a "flush" message or a
  * resume, and after a batch that skipped or failed blocks.
@@ -37,8 +40,8 @@
  * pause before the next one (wb_backoff_ms, 100 ms up to 10 s); a batch
  * that cleaned anything ends the backoff.
  */
+#include <linux/bitops.h>
 #include <linux/blkdev.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 
@@ -49,6 +52,7 @@
 #define SSDC_WB_IDLE_RUNS	4	/* origin writes in flight, idle batch */
 #define SSDC_WB_CANDS_BATCHES	16	/* candidates kept by a scan, in batches */
 #define SSDC_WB_CANDS_MS	1000	/* how long a scan's candidates serve */
+#define SSDC_WB_SCAN_SETS	1024	/* sets scanned between reschedules */
 
 /* Why the cleaner runs: not at all, because the origin is idle, or must. */
 enum wb_due { WB_NOT_DUE, WB_IDLE, WB_MUST };
@@ -149,19 +153,50 @@ static int cmp_key(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Scans every slot for the candidates: the cleanable blocks nearest the cursor. */
+/*
+ * Clears @set's mark in dirty_sets if it holds no dirty block, under its
+ * lock, so that a block made dirty meanwhile keeps (or sets again) it.
+ */
+static void forget_clean_set(struct ssdcache *sc, u32 set)
+{
+	u64 s = (u64)set * SSDCACHE_ASSOC, end = s + SSDCACHE_ASSOC;
+	struct ssdc_set *st = &sc->sets[set];
+	unsigned long flags;
+
+	spin_lock_irqsave(&st->lock, flags);
+	while (s < end && !ssdc_slot_dirty(sc->slots[s]))
+		s++;
+	if (s == end)
+		clear_bit(set, sc->dirty_sets);
+	spin_unlock_irqrestore(&st->lock, flags);
+}
+
+/*
+ * Scans the sets marked in dirty_sets for the candidates: the cleanable
+ * blocks nearest the cursor. A marked set found without a dirty block
+ * loses its mark.
+ */
 static void scan_cands(struct ssdcache *sc, struct ssdc_wb_batch *b)
 {
-	u64 cursor = READ_ONCE(sc->wb_cursor), s;
-	unsigned int n = 0;
+	u64 cursor = READ_ONCE(sc->wb_cursor);
+	unsigned int n = 0, seen = 0;
+	unsigned long set;
 
-	for (s = 0; s < sc->nr_blocks; s++) {
-		u64 v = READ_ONCE(sc->slots[s]), ob = ssdc_slot_oblock(v);
+	for_each_set_bit(set, sc->dirty_sets, sc->nr_sets) {
+		u64 s = (u64)set * SSDCACHE_ASSOC, end = s + SSDCACHE_ASSOC;
+		bool dirty = false;
 
-		if (cleanable(v))
-			consider(b->cands, &n, cands_max(sc), s, ob,
-				 (ob - cursor) & SSDCACHE_MAP_OBLOCK_MASK);
-		if (!(s & (SZ_64K - 1)))
+		for (; s < end; s++) {
+			u64 v = READ_ONCE(sc->slots[s]), ob = ssdc_slot_oblock(v);
+
+			dirty |= ssdc_slot_dirty(v);
+			if (cleanable(v))
+				consider(b->cands, &n, cands_max(sc), s, ob,
+					 (ob - cursor) & SSDCACHE_MAP_OBLOCK_MASK);
+		}
+		if (!dirty)
+			forget_clean_set(sc, set);
+		if (!(++seen & (SSDC_WB_SCAN_SETS - 1)))
 			cond_resched();
 	}
 	sort(b->cands, n, sizeof(*b->cands), cmp_key, NULL);

@@ -25,6 +25,26 @@ setup() {
 	assert_eq "$(dev_sum "$dm")" "$(dev_sum "$origin")" "cache vs origin after flush"
 }
 
+@test "writeback: blocks made dirty again after their sets were found clean are written back" {
+	origin=$(nullb_create wa_o 64 fast)
+	cache=$(nullb_create wa_c 64 fast)
+	dm=$(ssdc_create wa "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	# Regions A and B in turn: each flush's scan finds the other region's
+	# sets clean (the cleaner forgets them), and the next round dirties
+	# them again; every round must reach the origin.
+	for round in 1 2 3 4 5; do
+		at=$(( round % 2 ? 1000 : 9000 ))
+		dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=4k count=16 status=none
+		dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k seek=$at oflag=direct status=none
+		assert_eq 16 "$(ssdc_stat wa dirty)" "dirty blocks in round $round"
+		dmsetup message wa 0 flush
+		wait_clean wa 60
+		assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/d")" \
+			"$(dd if="$origin" bs=4k count=16 skip=$at iflag=direct status=none | md5sum)" \
+			"origin in round $round"
+	done
+}
+
 @test "writeback: the cleaner starts by itself once the origin is idle (writeback_idle_ms)" {
 	origin=$(nullb_create id_o 32 fast)
 	cache=$(nullb_create id_c 16 fast)
