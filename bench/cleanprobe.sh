@@ -57,7 +57,7 @@ one() {
 	echo "cleanprobe: $name round $rnd: $(ssdc_stat cp dirty) dirty of $(ssdc_stat cp blocks) blocks"
 	t0=$(date +%s.%N)
 	dmsetup message cp 0 flush
-	while [ "$(ssdc_stat cp dirty)" != 0 ]; do sleep 0.1; done
+	wait_clean cp 600
 	t1=$(date +%s.%N)
 	echo "$name $rnd $(echo "$t1 - $t0" | bc) $(( $(ssdc_stat cp cleaned) - c0 ))" | tee -a "$out/cleanprobe.txt"
 	dmsetup remove --retry cp

@@ -179,7 +179,7 @@ static void forget_clean_set(struct ssdcache *sc, u32 set)
 static void scan_cands(struct ssdcache *sc, struct ssdc_wb_batch *b)
 {
 	u64 cursor = READ_ONCE(sc->wb_cursor);
-	unsigned int n = 0, seen = 0;
+	unsigned int n = 0, seen = 0, max = cands_max(sc);
 	unsigned long set;
 
 	for_each_set_bit(set, sc->dirty_sets, sc->nr_sets) {
@@ -191,7 +191,7 @@ static void scan_cands(struct ssdcache *sc, struct ssdc_wb_batch *b)
 
 			dirty |= ssdc_slot_dirty(v);
 			if (cleanable(v))
-				consider(b->cands, &n, cands_max(sc), s, ob,
+				consider(b->cands, &n, max, s, ob,
 					 (ob - cursor) & SSDCACHE_MAP_OBLOCK_MASK);
 		}
 		if (!dirty)
