@@ -446,29 +446,52 @@ void ssdc_walk_range(struct ssdcache *sc, u64 first, u64 last, ssdc_walk_fn fn, 
 	}
 }
 
-static bool lowest_dirty(struct ssdcache *sc, u32 set, u64 s, void *arg)
+/*
+ * The lowest dirty origin block in @set that lies in [first, last], or
+ * U64_MAX, under the set's lock.
+ */
+static u64 set_first_dirty(struct ssdcache *sc, u32 set, u64 first, u64 last)
 {
-	u64 *best = arg, v = sc->slots[s];
+	u64 s = (u64)set * SSDCACHE_ASSOC, end = s + SSDCACHE_ASSOC;
+	u64 best = U64_MAX;
+	unsigned long flags;
 
-	if (ssdc_slot_dirty(v))
-		*best = min(*best, ssdc_slot_oblock(v));
-	return false;
+	spin_lock_irqsave(&sc->sets[set].lock, flags);
+	for (; s < end; s++) {
+		u64 v = sc->slots[s], ob = ssdc_slot_oblock(v);
+
+		if (ssdc_slot_dirty(v) && ob >= first && ob <= last)
+			best = min(best, ob);
+	}
+	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	return best;
 }
 
-/* The lowest dirty origin block in [first, last], or U64_MAX. */
+/*
+ * The lowest dirty origin block in [first, last], or U64_MAX. Only the
+ * sets marked in dirty_sets can hold one: a set is marked under its lock
+ * as its block is made dirty, before that write completes, and loses its
+ * mark only under its lock when it holds none (ssdc_note_dirty_set()).
+ * So a write that completed before this call has its mark seen here;
+ * one that did not is concurrent with the caller's I/O, which may then
+ * see the origin's older data, as it would have a moment earlier.
+ */
 u64 ssdc_first_dirty(struct ssdcache *sc, u64 first, u64 last)
 {
-	u64 best = U64_MAX;
+	u64 best = U64_MAX, b;
+	unsigned long set;
 
 	/* Blocks in order: the first found ends a short range's walk. */
 	if (last - first < sc->nr_blocks) {
-		u64 b;
-
-		for (b = first; b <= last && best == U64_MAX; b++)
-			ssdc_walk_range(sc, b, b, lowest_dirty, &best);
+		for (b = first; b <= last && best == U64_MAX; b++) {
+			set = ssdc_set_of(sc, b);
+			if (test_bit(set, sc->dirty_sets))
+				best = set_first_dirty(sc, set, b, b);
+		}
 		return best;
 	}
-	ssdc_walk_range(sc, first, last, lowest_dirty, &best);
+	for_each_set_bit(set, sc->dirty_sets, sc->nr_sets)
+		best = min(best, set_first_dirty(sc, set, first, last));
 	return best;
 }
 
