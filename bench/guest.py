@@ -605,7 +605,7 @@ class FirstIO:
 
     def __init__(self, dev, hdd):
         self.dev, self.hdd = dev, hdd
-        self.start = (disk_stat(hdd), time.monotonic())
+        self.start = (disk_stat(hdd), time.monotonic(), cpu_stat())
         self.base = disk_stat(dev)[:2]
         self.first = None
         self.done = threading.Event()
@@ -632,7 +632,10 @@ class FirstIO:
         run["guest_cpu_busy"] = cpu_busy(c0, cpu_stat())
         gap_s = t0 - self.start[1]
         d = [b - a for a, b in zip(self.start[0], h0)]
-        gap = {"reads": d[0], "writes": d[1], "write_kib": d[5] // 2}
+        # busy_ms: how long the HDD held requests in the gap (a first I/O
+        # that waits on the HDD model, not in the layer above, shows here).
+        gap = {"reads": d[0], "writes": d[1], "write_kib": d[5] // 2, "busy_ms": d[3],
+               "guest_cpu_busy": cpu_busy(self.start[2], c0)}
         return run, gap, round(gap_s, 3)
 
 
@@ -642,7 +645,8 @@ def fio_hdd(s, name, region, extra, secs, keep=4):
     guest's CPUs were meanwhile ("guest_cpu_busy": an HDD that idles while
     the CPUs are busy waits for the CPUs). What the HDD did in the gap
     between fio's start and that first I/O is the "hdd"'s "gap" (requests,
-    not rates), the gap's length its "gap_s". "first_ios" holds the first
+    not rates; how long it held a request, "busy_ms"; how busy the CPUs
+    were), the gap's length its "gap_s". "first_ios" holds the first
     KEEP I/Os of fio's latency log (every one if KEEP is None)."""
     watch = FirstIO(s.dev, s.devs["hdd"])
     prefix = f"{OUT}/lat-{s.name}-{name}"

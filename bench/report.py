@@ -119,6 +119,9 @@ def seq_hdd_line(systems, w, lines):
             if gap is not None:
                 p += (f", after a {fmt(h['gap_s'])} s start-up gap with {gap['reads']} HDD "
                       f"reads and {gap['writes']} writes")
+                if "busy_ms" in gap:
+                    p += (f" (HDD busy {gap['busy_ms']:,} ms, guest CPU busy "
+                          f"{pct(gap['guest_cpu_busy'])})")
             parts.append(p)
     if parts:
         lines.append(f"HDD {d} requests: {'; '.join(parts)}.\n")

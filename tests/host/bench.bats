@@ -132,6 +132,12 @@ r["systems"]["ssdcache_wb"]["seq"]["write_hdd"] = {"writes_s": 196.0, "kib_per_w
 	grep -F 'ssdcache write-back 150/s of 128 KiB and 8.0 writes/s (HDD busy 90.0%, guest CPU busy 5.0%), after a 0.3 s start-up gap with 0 HDD reads and 40 writes' "$d/results.md"
 }
 
+@test "bench report: how long the HDD held requests in a sequential run's start-up gap, where recorded" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wb"]["seq"]["read_hdd"] = {"reads_s": 210.0, "kib_per_read": 114.0, "gap": {"reads": 1, "writes": 0, "write_kib": 0, "busy_ms": 1412, "guest_cpu_busy": 0.031}, "gap_s": 1.66}'
+	grep -F 'ssdcache write-back 210/s of 114 KiB, after a 1.7 s start-up gap with 1 HDD reads and 0 writes (HDD busy 1,412 ms, guest CPU busy 3.1%)' "$d/results.md"
+}
+
 @test "bench report: when a sequential run's first I/Os completed, where recorded" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["seq"]["read_first_ios"] = [[350, 347.9], [391, 293.7]]
