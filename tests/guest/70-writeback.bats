@@ -318,15 +318,17 @@ PY
 	dd if="$origin" of="$img" bs=1M count=4 skip=9 iflag=direct status=none
 	# Dirty blocks in 3 of the 4 bios of 1 MiB; the expected image aside.
 	# udev's reads filled the cache: a write to a full set goes to the
-	# origin and evicts a block for next time, so a block is written
+	# origin and evicts a block for next time, whose slot is free once a
+	# commit has made that durable (ssdc_quiesce). So a block is written
 	# until the SSD holds it dirty.
 	n=0
 	for at in 2305 2400 2555 2560 2816 3071; do
 		dd if=/dev/urandom of="$BATS_TEST_TMPDIR/blk" bs=4k count=1 status=none
 		n=$((n + 1))
-		for try in 1 2 3; do
+		for try in 1 2 3 4; do
 			dd if="$BATS_TEST_TMPDIR/blk" of="$dm" bs=4k seek=$at oflag=direct status=none
 			[ "$(ssdc_stat sb dirty)" -lt $n ] || break
+			ssdc_quiesce sb
 		done
 		dd if="$BATS_TEST_TMPDIR/blk" of="$img" bs=4k seek=$((at - 2304)) conv=notrunc status=none
 	done
