@@ -503,9 +503,9 @@ static inline u32 ssdc_slot_set(u64 slot)
 
 /*
  * Notes that @slot's set holds a dirty block, for the cleaner's scan
- * (writeback.c) and ssdc_first_dirty(). Set with the slot's dirty block, under the set lock (or
- * before the cache runs); cleared only by the cleaner, under the set
- * lock, when it finds no dirty block in the set.
+ * (writeback.c) and ssdc_first_dirty(). Set with the slot's dirty block,
+ * under the set lock (or before the cache runs); cleared only by the
+ * cleaner, under the set lock, when it finds no dirty block in the set.
  */
 static inline void ssdc_note_dirty_set(struct ssdcache *sc, u64 slot)
 {
