@@ -46,8 +46,13 @@
 /* "SSDCACHE" read as a little-endian 64-bit number. */
 #define SSDCACHE_MAGIC		0x4548434143445353ULL
 
-/* Version of the on-disk format described in this file. */
-#define SSDCACHE_FORMAT_VERSION	2
+/*
+ * Version of the on-disk format described in this file. Version 2 is
+ * version 3 with set_shift 0 (the field was padding, zero): a cache made
+ * by version 2 loads as it is and stays version 2.
+ */
+#define SSDCACHE_FORMAT_VERSION	3
+#define SSDCACHE_FORMAT_VERSION_MIN	2
 
 /* The unit of every on-disk offset: a 512-byte sector. */
 #define SSDCACHE_SECTOR_SHIFT	9
@@ -104,7 +109,7 @@ enum ssdcache_mode {
  */
 struct ssdcache_disk_sb {
 	__le64 magic;			/* SSDCACHE_MAGIC */
-	__le32 version;			/* SSDCACHE_FORMAT_VERSION */
+	__le32 version;			/* SSDCACHE_FORMAT_VERSION(_MIN) */
 	__le32 csum;
 	__le64 seq;			/* bumped on every superblock write */
 	__u8   cache_uuid[SSDCACHE_UUID_LEN];	/* made at format time */
@@ -124,7 +129,9 @@ struct ssdcache_disk_sb {
 	__le64 journal_tail;		/* journal block where replay starts */
 	__le64 journal_seq;		/* seq of the commit expected there */
 	__le64 ckpt_seq;		/* last checkpoint: map copies carry it */
-	__u8   pad[SSDCACHE_META_BLOCK_SIZE - 208];
+	__le32 set_shift;		/* runs of 2^set_shift blocks share a set */
+	__le32 reserved;		/* 0 */
+	__u8   pad[SSDCACHE_META_BLOCK_SIZE - 216];
 };
 
 SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_sb) == SSDCACHE_META_BLOCK_SIZE,
@@ -169,23 +176,30 @@ SSDCACHE_STATIC_ASSERT(sizeof(struct ssdcache_disk_map_hdr) == 64,
 /*
  * Cache blocks are grouped into sets of SSDCACHE_ASSOC blocks; an origin
  * block can live only in the set its hash selects. A map page holds the
- * entries of exactly SSDCACHE_SETS_PER_PAGE whole sets.
+ * entries of exactly SSDCACHE_SETS_PER_PAGE whole sets. The hash takes
+ * the block's run, its number shifted right by the superblock's
+ * set_shift: the blocks of a run share a set, so that a multi-block
+ * request can find them in adjacent cache blocks and move them in one
+ * SSD request. Format time picks runs of SSDCACHE_RUN_BYTES.
  */
 #define SSDCACHE_ASSOC		56
 #define SSDCACHE_SETS_PER_PAGE	(SSDCACHE_MAP_ENTRIES_PER_PAGE / SSDCACHE_ASSOC)
+#define SSDCACHE_RUN_BYTES	(32U * 1024U)
+#define SSDCACHE_MAX_SET_SHIFT	5	/* a run of at most 32 blocks */
 
 SSDCACHE_STATIC_ASSERT(SSDCACHE_MAP_ENTRIES_PER_PAGE == 504, "504 entries a page");
 SSDCACHE_STATIC_ASSERT(SSDCACHE_SETS_PER_PAGE * SSDCACHE_ASSOC ==
 		       SSDCACHE_MAP_ENTRIES_PER_PAGE, "a page holds whole sets");
 
 /*
- * The set of origin block @oblock among @nr_sets: a multiplicative hash
- * (the 64-bit golden ratio, top 32 bits) scaled to the number of sets.
- * Part of the format: a map entry is valid only in its block's set.
+ * The set of origin block @oblock among @nr_sets, for runs of
+ * 2^@set_shift blocks: a multiplicative hash of the run (the 64-bit
+ * golden ratio, top 32 bits) scaled to the number of sets. Part of the
+ * format: a map entry is valid only in its block's set.
  */
-static inline __u32 ssdcache_set_of(__u64 oblock, __u32 nr_sets)
+static inline __u32 ssdcache_set_of(__u64 oblock, __u32 nr_sets, __u32 set_shift)
 {
-	__u32 h = (__u32)((oblock * 0x61c8864680b583ebULL) >> 32);
+	__u32 h = (__u32)(((oblock >> set_shift) * 0x61c8864680b583ebULL) >> 32);
 
 	return (__u32)(((__u64)h * nr_sets) >> 32);
 }
@@ -197,7 +211,7 @@ static inline __u32 ssdcache_set_of(__u64 oblock, __u32 nr_sets)
  * there (the tail of the last map page is padding, all zero).
  */
 static inline const char *ssdcache_entry_problem(__u64 slot, __u64 e, __u64 nr_blocks,
-						 __u64 origin_blocks)
+						 __u64 origin_blocks, __u32 set_shift)
 {
 	__u64 oblock = e & SSDCACHE_MAP_OBLOCK_MASK;
 
@@ -209,7 +223,8 @@ static inline const char *ssdcache_entry_problem(__u64 slot, __u64 e, __u64 nr_b
 		return "unknown entry flags";
 	if (oblock >= origin_blocks)
 		return "origin block out of range";
-	if (ssdcache_set_of(oblock, (__u32)(nr_blocks / SSDCACHE_ASSOC)) != slot / SSDCACHE_ASSOC)
+	if (ssdcache_set_of(oblock, (__u32)(nr_blocks / SSDCACHE_ASSOC), set_shift) !=
+	    slot / SSDCACHE_ASSOC)
 		return "block in the wrong set";
 	return NULL;
 }
@@ -282,9 +297,13 @@ static inline const char *ssdcache_sb_problem(const struct ssdcache_disk_sb *sb)
 	__u64 data_start = ssdcache_le64(sb->data_start);
 	__u64 cache_sectors = ssdcache_le64(sb->cache_sectors);
 	__u32 bs = ssdcache_le32(sb->block_sectors);
+	__u32 version = ssdcache_le32(sb->version);
 
-	if (ssdcache_le32(sb->version) != SSDCACHE_FORMAT_VERSION)
+	if (version < SSDCACHE_FORMAT_VERSION_MIN || version > SSDCACHE_FORMAT_VERSION)
 		return "Unsupported on-disk format version";
+	if (ssdcache_le32(sb->set_shift) > (version < 3 ? 0 : SSDCACHE_MAX_SET_SHIFT) ||
+	    sb->reserved)
+		return "Superblock has an unknown set hash";
 	if (ssdcache_le32(sb->flags) & ~SSDCACHE_SB_KNOWN_FLAGS)
 		return "Superblock has unknown flags";
 	/* Each bound first, so that no product below can overflow. */

@@ -70,10 +70,13 @@ void ssdc_cache_free(struct ssdcache *sc)
 	sc->map_cur = NULL;
 }
 
-/* The set of an origin block: a hash, so neighbours spread over sets. */
+/*
+ * The set of an origin block: a hash of its run (ssdcache_set_of()), so
+ * that the runs spread over the sets and a run's blocks share one.
+ */
 u32 ssdc_set_of(struct ssdcache *sc, u64 oblock)
 {
-	return ssdcache_set_of(oblock, sc->nr_sets);
+	return ssdcache_set_of(oblock, sc->nr_sets, sc->set_shift);
 }
 
 /* A byte of @b in each byte of a word. */

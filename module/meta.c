@@ -109,7 +109,8 @@ int ssdc_meta_format(struct ssdcache *sc)
 /* Is @e a sound map entry for slot @slot? NULL if so, else why not. */
 const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e)
 {
-	return ssdcache_entry_problem(slot, e, sc->nr_blocks, sc->origin_blocks);
+	return ssdcache_entry_problem(slot, e, sc->nr_blocks, sc->origin_blocks,
+				      sc->set_shift);
 }
 
 /* Sets slot @slot from a checked map entry @e (load and replay only). */

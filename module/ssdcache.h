@@ -196,6 +196,7 @@ struct ssdcache {
 	sector_t block_sectors;
 	u64 nr_blocks;
 	u32 nr_sets;
+	unsigned int set_shift;		/* runs of 2^set_shift blocks share a set */
 	u64 origin_blocks;
 	sector_t data_start;
 	sector_t map_start;

@@ -189,6 +189,8 @@ static int compute_geometry(struct ssdcache *sc, sector_t cache_sectors,
 	sb->map_start = cpu_to_le64(map_start);
 	sb->map_pages = cpu_to_le64(pages);
 	sb->data_start = cpu_to_le64(data_start);
+	sb->set_shift = cpu_to_le32(bs >= SSDCACHE_RUN_BYTES >> SECTOR_SHIFT ? 0 :
+				    ilog2((SSDCACHE_RUN_BYTES >> SECTOR_SHIFT) / bs));
 	return 0;
 }
 
@@ -201,6 +203,7 @@ static void apply_geometry(struct ssdcache *sc)
 	sc->block_shift = ilog2(sc->block_sectors);
 	sc->nr_blocks = le64_to_cpu(sb->nr_blocks);
 	sc->nr_sets = sc->nr_blocks / SSDCACHE_ASSOC;
+	sc->set_shift = le32_to_cpu(sb->set_shift);
 	sc->data_start = le64_to_cpu(sb->data_start);
 	sc->map_start = le64_to_cpu(sb->map_start);
 	sc->map_pages = le64_to_cpu(sb->map_pages);

@@ -235,7 +235,7 @@ static void ssdcache_status(struct dm_target *ti, status_type_t type,
 	case STATUSTYPE_INFO:
 		ssdc_stats_sum(sc, &t);
 		DMEMIT("%u %s %llu %llu/%llu %llu %llu %llu %llu %llu %llu %llu %u %s %llu %s",
-		       SSDCACHE_FORMAT_VERSION, ssdc_mode_name(sc->mode),
+		       le32_to_cpu(sc->sb.version), ssdc_mode_name(sc->mode),
 		       (unsigned long long)sc->block_sectors << SECTOR_SHIFT,
 		       (u64)atomic64_read(&sc->used), sc->nr_blocks,
 		       (u64)atomic64_read(&sc->dirty),

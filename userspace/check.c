@@ -49,7 +49,8 @@ static void problem(struct meta *m, const char *fmt, ...)
 
 static const char *bad_entry(const struct meta *m, uint64_t slot, uint64_t e)
 {
-	return ssdcache_entry_problem(slot, e, m->nr, m->origin_blocks);
+	return ssdcache_entry_problem(slot, e, m->nr, m->origin_blocks,
+				      le32toh(m->sb.set_shift));
 }
 
 /* The module's check_sb(), without the origin device. */

@@ -385,10 +385,12 @@ int ssdc_load(const char *cmd, const char *cache_path, const char *want_name,
 		ssdc_dev_close(&cache);
 		return sb_failure(cmd, cache_path, r);
 	}
-	if (le32toh(sb.version) != SSDCACHE_FORMAT_VERSION) {
+	if (le32toh(sb.version) < SSDCACHE_FORMAT_VERSION_MIN ||
+	    le32toh(sb.version) > SSDCACHE_FORMAT_VERSION) {
 		ssdc_dev_close(&cache);
-		return ERR("ssdcachectl %s: %s is in on-disk format %u; this ssdcachectl and its module read format %u\n",
-			   cmd, cache_path, le32toh(sb.version), SSDCACHE_FORMAT_VERSION);
+		return ERR("ssdcachectl %s: %s is in on-disk format %u; this ssdcachectl and its module read formats %u to %u\n",
+			   cmd, cache_path, le32toh(sb.version), SSDCACHE_FORMAT_VERSION_MIN,
+			   SSDCACHE_FORMAT_VERSION);
 	}
 	sb.origin_id[SSDCACHE_ORIGIN_ID_LEN - 1] = 0;
 	if (ssdc_identity_path(sb.origin_id, path, sizeof(path))) {

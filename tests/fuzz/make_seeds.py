@@ -15,7 +15,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from ssdc_meta import block_csum, set_of  # noqa: E402
 
-MAGIC, VERSION = 0x4548434143445353, 2
+MAGIC = 0x4548434143445353
+# Format 3 with runs of 8 blocks per set; the "v2-clean" seed is format 2
+# (set_shift 0), which loads too.
+VERSION, SET_SHIFT = 3, 3
 MAP_MAGIC, JMAGIC = 0x504D4353, 0x4C4A4353
 UUID = bytes(range(0x10, 0x20))
 BS, NR, JBLOCKS = 8, 504, 4           # 4 KiB blocks, 9 sets, 4 journal blocks
@@ -26,14 +29,15 @@ ORIGIN_SECTORS = 1 << 20
 IMAGE = DATA_START * 512
 
 
-def superblock(seq, jtail=0, jseq=1, ckpt=1):
+def superblock(seq, jtail=0, jseq=1, ckpt=1, version=VERSION, shift=SET_SHIFT):
     sb = bytearray(4096)
-    struct.pack_into("<QII Q", sb, 0, MAGIC, VERSION, 0, seq)
+    struct.pack_into("<QII Q", sb, 0, MAGIC, version, 0, seq)
     sb[24:40] = UUID
     oid = b"by-id:wwn-0x5000c500a1b2c3d4"
     sb[40:40 + len(oid)] = oid
     struct.pack_into("<QQIIQQQQQQIIQQQ", sb, 104, ORIGIN_SECTORS, CACHE_SECTORS, BS, 56, NR,
                      16, JBLOCKS, MAP_START, 1, DATA_START, 2, 0, jtail, jseq, ckpt)
+    struct.pack_into("<I", sb, 208, shift)
     struct.pack_into("<I", sb, 12, block_csum(sb, 12))
     return sb
 
@@ -42,8 +46,8 @@ def entry(oblock, dirty=False):
     return (1 << 63) | (int(dirty) << 62) | oblock
 
 
-def slot_for(oblock, used):
-    s = set_of(oblock, NR // 56) * 56
+def slot_for(oblock, used, shift=SET_SHIFT):
+    s = set_of(oblock, NR // 56, shift) * 56
     while s in used:
         s += 1
     used.add(s)
@@ -90,12 +94,16 @@ def main(out):
     for b in range(5, 3000, 211):
         dirty[slot_for(b, used)] = entry(b, True)
     empty = map_page({}, 0)
+    used2 = set()
+    clean2 = {slot_for(b, used2, 0): entry(b) for b in range(0, 4000, 97)}
     seeds = {
         "clean": image(superblock(1), superblock(2), [], map_page(clean, 1), empty),
         "dirty": image(superblock(3), superblock(2), [], map_page(dirty, 3),
                        map_page(clean, 2)),
         "one-superblock-damaged": image(superblock(4), bytearray(4096), [],
                                         map_page(clean, 1), empty),
+        "v2-clean": image(superblock(1, version=2, shift=0), superblock(2, version=2, shift=0),
+                          [], map_page(clean2, 1), empty),
     }
     # A journal of two commits, the first two blocks long, wrapping
     # the ring (tail at block 3): records add, dirty and drop blocks.

@@ -530,7 +530,7 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 @test "io: status and table lines; the table line reloads the same cache" {
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format)
 	run dmsetup status io
-	[[ "$output" =~ ^0\ 131072\ ssdcache\ 2\ writethrough\ 4096\ [0-9]+/[0-9]+\ 0\ ([0-9]+\ ){6}[0-9]+\ lru\ 4194304\ ok\ clean\ ([0-9]+\ ){6}50\ 25\ 2000\ 0\ 1$ ]] ||
+	[[ "$output" =~ ^0\ 131072\ ssdcache\ 3\ writethrough\ 4096\ [0-9]+/[0-9]+\ 0\ ([0-9]+\ ){6}[0-9]+\ lru\ 4194304\ ok\ clean\ ([0-9]+\ ){6}50\ 25\ 2000\ 0\ 1$ ]] ||
 		fail "status: $output"
 	table=$(dmsetup table io)
 	[[ "$table" == *"writethrough 24 block_size 4096 policy lru sequential_cutoff 4194304 origin_id io_o dirty_high 50 dirty_low 25 writeback_idle_ms 2000 writeback_rate 0 writeback_yield 1 error_limit 8 error_halflife_ms 60000 readahead_kb 64" ]] ||

@@ -172,9 +172,9 @@ blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 }
 
 # set_of BLOCK NR_SETS: the set of an origin block (ssdcache_set_of() in
-# include/ssdcache_format.h).
+# include/ssdcache_format.h; 4 KiB blocks: runs of 8 share a set).
 set_of() {
-	local h=$(( (($1 * 0x61c8864680b583eb) >> 32) & 0xffffffff ))
+	local h=$(( ((($1 >> 3) * 0x61c8864680b583eb) >> 32) & 0xffffffff ))
 	echo $(( (h * $2) >> 32 ))
 }
 

@@ -139,7 +139,7 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	run python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" sb "$cache"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == *"csum_ok=1"* && "${lines[1]}" == *"csum_ok=1"* ]] || fail "$output"
-	[[ "$output" == *"version=2 "* ]]
+	[[ "$output" == *"version=3 "* && "$output" == *"set_shift=3"* ]] || fail "$output"
 }
 
 @test "table: an unknown format version is refused" {
@@ -147,6 +147,46 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	dm_remove tc
 	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" version 99
 	refused "$origin $cache writethrough" "Unsupported on-disk format version"
+	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" version 1
+	refused "$origin $cache writethrough" "Unsupported on-disk format version"
+}
+
+@test "table: a set hash the format does not have is refused" {
+	meta=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
+	ssdc_create tc "$origin" "$cache" writethrough format
+	dm_remove tc
+	python3 "$meta" set-sb "$cache" set_shift 6
+	refused "$origin $cache writethrough" "Superblock has an unknown set hash"
+	# Format 2 had no set_shift: it hashed every block alone.
+	python3 "$meta" set-sb "$cache" set_shift 3
+	python3 "$meta" set-sb "$cache" version 2
+	refused "$origin $cache writethrough" "Superblock has an unknown set hash"
+}
+
+@test "table: a format 2 cache loads, keeps its data across a reload and stays format 2" {
+	meta=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
+	# 32 KiB blocks: runs of one block, the hash format 2 used for all.
+	opts="writeback_idle_ms 0 dirty_high 100"
+	cache=$(nullb_create tb_b 16 fast)
+	ssdc_create tc "$origin" "$cache" writeback format block_size 32768 $opts
+	assert_eq 0 "$(python3 "$meta" get-sb "$cache" set_shift)" "set_shift of 32 KiB blocks"
+	dm_remove tc
+	python3 "$meta" set-sb "$cache" version 2
+	dm=$(ssdc_create tc "$origin" "$cache" writeback $opts)
+	assert_eq 2 "$(ssdc_stat tc version)" "format in the status line"
+	fio_verify "$dm" 4k-64k 8M --do_verify=0
+	[ "$(ssdc_stat tc dirty)" -gt 0 ]
+	want=$(dev_sum "$dm")
+	dm_remove tc
+	"$SSDCACHECTL" check "$cache" || fail "check of a format 2 cache"
+	dm=$(ssdc_create tc "$origin" "$cache" writeback $opts)
+	[ "$(ssdc_stat tc dirty)" -gt 0 ]
+	assert_eq "$want" "$(dev_sum "$dm")" "data after the reload"
+	dmsetup message tc 0 flush
+	wait_clean tc
+	dm_remove tc
+	assert_eq "$want" "$(dev_sum "$origin")" "origin after writeback"
+	assert_eq 2 "$(python3 "$meta" get-sb "$cache" version)" "format after use"
 }
 
 @test "table: an inconsistent geometry is refused" {

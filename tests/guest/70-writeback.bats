@@ -233,16 +233,16 @@ PY
 	total=$(ssdc_stat fu blocks | cut -d/ -f2)
 	# The sets of blocks 7424 to 7439 (the 64 KiB at 29 MiB), filled with
 	# dirty blocks, one write at a time (ssdcache_set_of() in
-	# include/ssdcache_format.h). A write into a full set evicts a clean
-	# block (the device's probe read some) for the next one, free after a
-	# commit: rounds until none is left. (No suspend: udev would probe
+	# include/ssdcache_format.h: 4 KiB blocks, runs of 8). A write into a
+	# full set evicts a clean block (the device's probe read some) for
+	# the next one, free after a commit: rounds until none is left. (No suspend: udev would probe
 	# the device again at the resume, and fill them back.)
 	for round in 0 1 2 3 4 5; do
 		sets=$(python3 - "$dm" "$total" "$round" <<'PY'
 import mmap, os, sys
 nr_sets, rnd = int(sys.argv[2]) // 56, int(sys.argv[3])
 def set_of(ob):
-    h = ((ob * 0x61c8864680b583eb) & (2**64 - 1)) >> 32
+    h = (((ob >> 3) * 0x61c8864680b583eb) & (2**64 - 1)) >> 32
     return (h * nr_sets) >> 32
 want = {set_of(b) for b in range(7424, 7440)}
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)

@@ -11,7 +11,7 @@ setup_file() {
 }
 
 @test "fuzz: the seeds are valid caches that reach the superblock, map and journal rules" {
-	for seed in clean dirty journal one-superblock-damaged; do
+	for seed in clean dirty journal one-superblock-damaged v2-clean; do
 		run env SSDC_FUZZ_PRINT=1 "$FUZZER" "$TOP/tests/fuzz/corpus/$seed"
 		[ "$status" -eq 0 ] || { echo "$output"; false; }
 		[[ "$output" == *"image: clean"* ]] || { echo "$seed: $output"; false; }

@@ -33,7 +33,7 @@ SB_FIELDS = {
     "journal_start": (136, "<Q"), "journal_blocks": (144, "<Q"),
     "map_start": (152, "<Q"), "map_pages": (160, "<Q"), "data_start": (168, "<Q"),
     "mode": (176, "<I"), "flags": (180, "<I"), "journal_tail": (184, "<Q"),
-    "journal_seq": (192, "<Q"), "ckpt_seq": (200, "<Q"),
+    "journal_seq": (192, "<Q"), "ckpt_seq": (200, "<Q"), "set_shift": (208, "<I"),
 }
 
 
@@ -116,9 +116,10 @@ def bad_jrec(f, entry=(1 << 63) | 5):
     f.write(blk)
 
 
-def set_of(oblock, nr_sets):
-    """The module's set of an origin block (cache.c ssdc_set_of)."""
-    h = ((oblock * 0x61C8864680B583EB) & (2**64 - 1)) >> 32
+def set_of(oblock, nr_sets, shift):
+    """The module's set of an origin block, for runs of 2^shift blocks
+    (ssdcache_set_of() in include/ssdcache_format.h)."""
+    h = (((oblock >> shift) * 0x61C8864680B583EB) & (2**64 - 1)) >> 32
     return (h * nr_sets) >> 32
 
 
@@ -127,7 +128,8 @@ def dup_map(f):
     sb = best_sb(f)
     start, pages = sb_field(sb, "map_start"), sb_field(sb, "map_pages")
     nr_sets = sb_field(sb, "nr_blocks") // 56
-    oblock = next(b for b in range(1 << 20) if set_of(b, nr_sets) == 0)
+    shift = sb_field(sb, "set_shift")
+    oblock = next(b for b in range(1 << 20) if set_of(b, nr_sets, shift) == 0)
     entry = struct.pack("<Q", (1 << 63) | oblock)
     for copy in (0, 1):
         off = (start + copy * pages * 8) * 512
