@@ -175,6 +175,35 @@ long ssdc_take_free(struct ssdcache *sc, u32 set)
 	return -1;
 }
 
+static bool slot_free(struct ssdcache *sc, u64 slot)
+{
+	return ssdc_slot_state(sc->slots[slot]) == SSDC_SLOT_FREE;
+}
+
+/*
+ * Takes a FREE slot of @set for @oblock, or returns -1: the one after its
+ * run's block before it, or before its run's block after it, if free, so
+ * that a run written or read in one request finds its blocks in adjacent
+ * slots (io.c); else the first free one. Caller holds the set lock.
+ */
+long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock)
+{
+	u64 first = (u64)set * SSDCACHE_ASSOC, mask = BIT_ULL(sc->set_shift) - 1;
+	long s;
+
+	if (oblock & mask) {
+		s = ssdc_lookup(sc, set, oblock - 1);
+		if (s >= 0 && (u64)s + 1 < first + SSDCACHE_ASSOC && slot_free(sc, s + 1))
+			return s + 1;
+	}
+	if ((oblock + 1) & mask) {
+		s = ssdc_lookup(sc, set, oblock + 1);
+		if (s >= 0 && (u64)s > first && slot_free(sc, s - 1))
+			return s - 1;
+	}
+	return ssdc_take_free(sc, set);
+}
+
 /*
  * Records an access to @slot for the replacement policy: LRU stamps every
  * access, FIFO only the insertion. Caller holds the set lock.

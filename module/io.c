@@ -333,7 +333,7 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 		return -1;
 	}
-	slot = ssdc_take_free(sc, set);
+	slot = ssdc_take_free_for(sc, set, oblock);
 	if (slot >= 0) {
 		ssdc_slot_write(sc, slot, ssdc_slot_make(oblock, SSDC_SLOT_FILLING));
 		ssdc_touch(sc, set, slot, true);
@@ -392,29 +392,32 @@ static void wt_install_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio
 /* ---- write-back writes ---- */
 
 /*
- * The slot of a write to it that is done (or failed, or could not start).
- * @ended: the write ends here too; it counts out of its set under the
- * same lock (what write_end() does for it).
+ * The slots of a write to them that is done (or failed, or could not
+ * start). @ended: the write ends here too; it counts out of its set under
+ * the same lock (what write_end() does for it).
  */
 static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t status,
 			 bool ended)
 {
 	struct ssdc_set *st = &sc->sets[pb->set];
 	unsigned long flags;
-	u64 v;
+	unsigned int i;
 
 	spin_lock_irqsave(&st->lock, flags);
 	if (ended)
 		set_writes_locked(st, -1);
-	v = sc->slots[pb->slot];
-	if (pb->rewrite) {
-		ssdc_slot_write(sc, pb->slot, v - SSDC_SLOT_PIN);
-		if (!status)
-			ssdc_mark_unsynced_locked(sc, pb->slot);
-	} else if (!status && !(v & SSDC_SF_CANCEL)) {
-		ssdc_make_valid_locked(sc, pb->slot, pb->oblock, true);
-	} else {
-		release_slot_locked(sc, pb->slot);
+	for (i = 0; i < pb->nblocks; i++) {
+		u64 slot = pb->slot + i, v = sc->slots[slot];
+
+		if (pb->rewrite) {
+			ssdc_slot_write(sc, slot, v - SSDC_SLOT_PIN);
+			if (!status)
+				ssdc_mark_unsynced_locked(sc, slot);
+		} else if (!status && !(v & SSDC_SF_CANCEL)) {
+			ssdc_make_valid_locked(sc, slot, pb->oblock + i, true);
+		} else {
+			release_slot_locked(sc, slot);
+		}
 	}
 	spin_unlock_irqrestore(&st->lock, flags);
 	if (status) {
@@ -513,12 +516,75 @@ void ssdc_issue_write(struct ssdcache *sc, struct bio *bio)
 #define SSDC_ROUTE_WAIT_CLEAN	(-2)
 
 /*
- * Where a one-block write goes, decided under the set lock: 1 if to the
- * slot in pb->slot (a dirty block rewritten in place, or a fresh slot in
+ * Extends a rewrite of the dirty block in @slot over the dirty blocks
+ * after it in the slots after it, up to @max blocks in all: one SSD
+ * request. Returns the number of blocks. Caller holds the set lock.
+ */
+static unsigned int rewrite_run(struct ssdcache *sc, u32 set, u64 slot, u64 oblock,
+				unsigned int max)
+{
+	u64 end = (u64)(set + 1) * SSDCACHE_ASSOC;
+	unsigned int n;
+
+	for (n = 1; n < max && slot + n < end; n++) {
+		u64 v = sc->slots[slot + n];
+
+		if (ssdc_slot_oblock(v) != oblock + n || !ssdc_slot_dirty(v) ||
+		    ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX)
+			break;
+		ssdc_slot_write(sc, slot + n, (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING);
+		ssdc_touch(sc, set, slot + n, false);
+	}
+	ssdc_count_add(sc, SSDC_C_WRITE_HITS, n - 1);
+	return n;
+}
+
+/*
+ * Extends a write-back write of a fresh @slot over the blocks after it
+ * whose slots after it are free too, up to @max blocks in all: one SSD
+ * request. A block that is dirty, or that another write-back write is
+ * writing, ends the run; a clean copy is invalidated, as for the first
+ * block. Returns the number of blocks. Caller holds the set lock.
+ */
+static unsigned int fresh_run(struct ssdcache *sc, u32 set, u64 slot, u64 oblock,
+			      unsigned int max)
+{
+	u64 end = (u64)(set + 1) * SSDCACHE_ASSOC;
+	unsigned int n, hits = 0;
+
+	for (n = 1; n < max && slot + n < end; n++) {
+		u64 b = oblock + n;
+		long old;
+
+		if (ssdc_slot_state(sc->slots[slot + n]) != SSDC_SLOT_FREE ||
+		    ssdc_set_of(sc, b) != set)
+			break;
+		old = ssdc_lookup(sc, set, b);
+		if (old >= 0 && (sc->slots[old] & SSDC_SF_DIRTY))
+			break;
+		if (old >= 0) {
+			ssdc_invalidate_locked(sc, set, old);
+			hits++;
+		}
+		ssdc_slot_write(sc, slot + n, SSDC_SF_DIRTY | ssdc_slot_make(b, SSDC_SLOT_FILLING));
+		ssdc_touch(sc, set, slot + n, true);
+		atomic64_inc(&sc->used);
+	}
+	ssdc_count_add(sc, SSDC_C_WRITE_HITS, hits);
+	ssdc_count_add(sc, SSDC_C_WRITE_MISSES, n - 1 - hits);
+	return n;
+}
+
+/*
+ * Where a write of up to @max whole blocks (1: one block, maybe partial)
+ * goes, decided under the set lock: 1 if to pb->nblocks adjacent slots
+ * from pb->slot (dirty blocks rewritten in place, or fresh slots in
  * write-back mode), -1 if it must be mapped again later (or
  * SSDC_ROUTE_WAIT_CLEAN), 0 if to the origin (*wait: after a commit).
+ * *hit tells whether the first block was cached.
  */
-static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, bool *hit)
+static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int max,
+			     bool *wait, bool *hit)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
 	u32 set = pb->set;
@@ -537,12 +603,13 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 		pb->slot = slot;
 		pb->rewrite = 1;
 		ssdc_touch(sc, set, slot, false);
+		pb->nblocks = rewrite_run(sc, set, slot, pb->oblock, max);
 		return 1;
 	}
 	if (READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && pb->whole_block &&
 	    bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded) &&
 	    may_copy_write_locked(sc, &sc->sets[set], 0)) {
-		fresh = ssdc_take_free(sc, set);
+		fresh = ssdc_take_free_for(sc, set, pb->oblock);
 		if (fresh >= 0) {
 			if (slot >= 0)
 				ssdc_invalidate_locked(sc, set, slot);
@@ -551,6 +618,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, bool *wait, b
 			ssdc_touch(sc, set, fresh, true);
 			atomic64_inc(&sc->used);
 			pb->slot = fresh;
+			pb->nblocks = fresh_run(sc, set, fresh, pb->oblock, max);
 			return 1;
 		}
 		/* Full: make room for next time, write this one around. */
@@ -583,8 +651,32 @@ static bool writeback_wait_over(struct ssdcache *sc, struct ssdc_bio *pb, u64 ob
 	return false;
 }
 
-/* A write within one cache block. */
-static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
+/* Shortens @bio to end at origin block @b (exclusive). */
+static void cut_before_block(struct ssdcache *sc, struct bio *bio, u64 b)
+{
+	dm_accept_partial_bio(bio, (b << sc->block_shift) - bio->bi_iter.bi_sector);
+}
+
+/* Shortens @bio to its first cache block; true if it then covers it whole. */
+static bool cut_to_first_block(struct ssdcache *sc, struct bio *bio)
+{
+	sector_t off = bio->bi_iter.bi_sector & (sc->block_sectors - 1);
+	sector_t len = bio_sectors(bio);
+
+	if (off + len > sc->block_sectors) {
+		len = sc->block_sectors - off;
+		dm_accept_partial_bio(bio, len);
+	}
+	return !off && len == sc->block_sectors;
+}
+
+/*
+ * A write within one cache block, or (@max > 1) of @max whole blocks
+ * from @oblock, not cut yet: as many of them as adjacent slots of one set
+ * take go to the SSD as one request, else the first block goes alone.
+ */
+static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock,
+			   unsigned int max)
 {
 	struct ssdc_bio *pb = ssdc_pb(bio);
 	u32 set = ssdc_set_of(sc, oblock);
@@ -597,12 +689,19 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	pb->set = set;
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
 	set_writes_locked(&sc->sets[set], 1);
-	where = route_block_write(sc, bio, &wait, &hit);
+	where = route_block_write(sc, bio, max, &wait, &hit);
 	if (!where) {
 		sc->sets[set].origin_inflight++;
 		pb->origin_held = 1;
 	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	if (where > 0 && pb->nblocks > 1) {
+		if (((sector_t)pb->nblocks << sc->block_shift) < bio_sectors(bio))
+			dm_accept_partial_bio(bio, pb->nblocks << sc->block_shift);
+	} else {
+		cut_to_first_block(sc, bio);
+		pb->nblocks = 1;
+	}
 	if (where < 0) {
 		write_end(sc, pb, false);
 		pb->kind = SSDC_BIO_PASS;
@@ -625,25 +724,6 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	else
 		ssdc_issue_write(sc, bio);
 	return DM_MAPIO_SUBMITTED;
-}
-
-/* Shortens @bio to end at origin block @b (exclusive). */
-static void cut_before_block(struct ssdcache *sc, struct bio *bio, u64 b)
-{
-	dm_accept_partial_bio(bio, (b << sc->block_shift) - bio->bi_iter.bi_sector);
-}
-
-/* Shortens @bio to its first cache block; true if it then covers it whole. */
-static bool cut_to_first_block(struct ssdcache *sc, struct bio *bio)
-{
-	sector_t off = bio->bi_iter.bi_sector & (sc->block_sectors - 1);
-	sector_t len = bio_sectors(bio);
-
-	if (off + len > sc->block_sectors) {
-		len = sc->block_sectors - off;
-		dm_accept_partial_bio(bio, len);
-	}
-	return !off && len == sc->block_sectors;
 }
 
 /*
@@ -701,7 +781,7 @@ static int map_run_write(struct ssdcache *sc, struct bio *bio, u64 first)
 	}
 	if (!n) {
 		pb->whole_block = cut_to_first_block(sc, bio);
-		return map_block_write(sc, bio, first);
+		return map_block_write(sc, bio, first, 1);
 	}
 	pb->kind = SSDC_BIO_WRITE;
 	pb->oblock = first;
@@ -742,7 +822,7 @@ static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 		if (bio_op(bio) != REQ_OP_WRITE)
 			return DM_MAPIO_KILL;
 		pb->whole_block = cut_to_first_block(sc, bio);
-		return map_block_write(sc, bio, first);
+		return map_block_write(sc, bio, first, 1);
 	}
 	if (dirty_at != U64_MAX)
 		cut_before_block(sc, bio, dirty_at);
@@ -805,8 +885,41 @@ static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
 	return n;
 }
 
+/* May a hit read serve slot word @v, and pin it? */
+static bool hit_ok(struct ssdcache *sc, u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_VALID &&
+	       ssdc_slot_pins(v) < SSDC_SLOT_PINS_MAX &&
+	       (ssdc_may_cache(sc) || (v & SSDC_SF_DIRTY));
+}
+
 /*
- * A read of the block at the bio's start: from the SSD if cached, else
+ * Extends a hit read of whole block @oblock, pinned in @slot, over the
+ * blocks after it that the bio covers whole and that the slots after it
+ * hold, pinning them: one SSD request. Returns the number of blocks.
+ * Caller holds the set lock.
+ */
+static unsigned int hit_run(struct ssdcache *sc, struct bio *bio, u32 set, u64 slot,
+			    u64 oblock)
+{
+	unsigned int max = min_t(u64, bio_sectors(bio) >> sc->block_shift, SSDC_SLOT_RUN);
+	u64 end = (u64)(set + 1) * SSDCACHE_ASSOC;
+	unsigned int n;
+
+	for (n = 1; n < max && slot + n < end; n++) {
+		u64 v = sc->slots[slot + n];
+
+		if (ssdc_slot_oblock(v) != oblock + n || !hit_ok(sc, v))
+			break;
+		ssdc_slot_write(sc, slot + n, v + SSDC_SLOT_PIN);
+		ssdc_touch(sc, set, slot + n, false);
+	}
+	return n;
+}
+
+/*
+ * A read of the block at the bio's start: from the SSD if cached, with
+ * the blocks after it that the slots after it hold (hit_run()), else
  * from the origin, with the uncached blocks after it (miss_run()).
  */
 static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
@@ -830,17 +943,21 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 		ssdc_requeue(sc, bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_VALID &&
-	    ssdc_slot_pins(v) < SSDC_SLOT_PINS_MAX &&
-	    (ssdc_may_cache(sc) || (v & SSDC_SF_DIRTY))) {
+	if (slot >= 0 && hit_ok(sc, v)) {
 		ssdc_slot_write(sc, slot, v + SSDC_SLOT_PIN);
 		ssdc_touch(sc, set, slot, false);
+		if (whole)
+			n = hit_run(sc, bio, set, slot, oblock);
 		spin_unlock_irqrestore(&st->lock, flags);
-		cut_to_first_block(sc, bio);
+		if (n > 1 && ((sector_t)n << sc->block_shift) < bio_sectors(bio))
+			dm_accept_partial_bio(bio, n << sc->block_shift);
+		else if (n == 1)
+			cut_to_first_block(sc, bio);
 		pb->kind = SSDC_BIO_HIT_READ;
 		pb->slot = slot;
+		pb->nblocks = n;
 		pb->iter = bio->bi_iter;
-		ssdc_count(sc, SSDC_C_READ_HITS);
+		ssdc_count_add(sc, SSDC_C_READ_HITS, n);
 		bio_set_dev(bio, sc->cache->bdev);
 		bio->bi_iter.bi_sector = ssdc_slot_sector(sc, slot) + off;
 		ssdc_count_bio(sc, true, bio);
@@ -932,6 +1049,16 @@ static bool wb_room(struct ssdcache *sc, u64 oblock)
 		evict_for_next(sc, set);
 	spin_unlock_irqrestore(&st->lock, flags);
 	return room;
+}
+
+/*
+ * How many whole blocks from origin block @first a write-back write of
+ * @len sectors may send to the SSD as one request.
+ */
+static unsigned int wb_run_max(struct ssdcache *sc, u64 first, sector_t len)
+{
+	return min_t(u64, min_t(u64, len >> sc->block_shift, SSDC_SLOT_RUN),
+		     sc->origin_blocks - first);
 }
 
 /* The last origin block that [@sector, @sector + @len) touches. */
@@ -1027,9 +1154,12 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 			last = last_block(sc, sector, len);
 			return map_range_write(sc, bio, first, last);
 		}
+		/* Whole blocks, cut where the slots end (map_block_write()). */
+		pb->whole_block = 1;
+		return map_block_write(sc, bio, first, wb_run_max(sc, first, len));
 	}
 	pb->whole_block = cut_to_first_block(sc, bio);
-	return map_block_write(sc, bio, first);
+	return map_block_write(sc, bio, first, 1);
 origin:
 	remap_origin(sc, bio);
 	ssdc_count_bio(sc, false, bio);
@@ -1222,7 +1352,7 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 	    ssdc_may_cache(sc) && !(f->ahead && st->was_full) &&
 	    ssdc_lookup(sc, f->set, f->oblock) < 0 &&
 	    !ssdc_evicting_locked(sc, f->set, f->oblock)) {
-		slot = ssdc_take_free(sc, f->set);
+		slot = ssdc_take_free_for(sc, f->set, f->oblock);
 		if (slot >= 0) {
 			ssdc_slot_write(sc, slot, ssdc_slot_make(f->oblock, SSDC_SLOT_FILLING));
 			ssdc_touch(sc, f->set, slot, true);
@@ -1331,20 +1461,41 @@ void ssdc_fill_kick(struct ssdcache *sc)
 /* ---- completion ---- */
 
 /*
- * An SSD read failed: drop the copy, and have the fill worker send the
+ * A hit read is done: unpins its slots (ssdc_slot_unpin()). Returns 0 if
+ * none of them is dirty now, else 1 + the index of the last dirty one.
+ */
+static unsigned int hit_unpin(struct ssdcache *sc, struct ssdc_bio *pb)
+{
+	unsigned int i, dirty = 0;
+
+	for (i = 0; i < pb->nblocks; i++) {
+		ssdc_slot_unpin(sc, pb->slot + i);
+		if (ssdc_slot_dirty(READ_ONCE(sc->slots[pb->slot + i])))
+			dirty = i + 1;
+	}
+	return dirty;
+}
+
+/*
+ * An SSD read failed: drop the copies, and have the fill worker send the
  * read to the origin (bios are not resubmitted from completion context).
+ * None of its blocks was dirty (hit_unpin()).
  */
 static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 			     struct ssdc_bio *pb)
 {
 	u32 set = ssdc_slot_set(pb->slot);
 	unsigned long flags;
+	unsigned int i;
 
 	ssdc_count_error(sc, true, false);
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
-	if (ssdc_slot_state(sc->slots[pb->slot]) == SSDC_SLOT_VALID &&
-	    !(sc->slots[pb->slot] & SSDC_SF_DIRTY))
-		ssdc_invalidate_locked(sc, set, pb->slot);
+	for (i = 0; i < pb->nblocks; i++) {
+		u64 v = sc->slots[pb->slot + i];
+
+		if (ssdc_slot_state(v) == SSDC_SLOT_VALID && !(v & SSDC_SF_DIRTY))
+			ssdc_invalidate_locked(sc, set, pb->slot + i);
+	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
 	ssdc_origin_retry(sc, bio);
@@ -1385,6 +1536,7 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct ssdcache *sc = ti->private;
 	struct ssdc_bio *pb = ssdc_pb(bio);
+	unsigned int dirty;
 
 	/* Counted before the slot changes: see ssdc_flush_origin() in meta.c. */
 	if (pb->origin_write)
@@ -1392,9 +1544,8 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 
 	switch (pb->kind) {
 	case SSDC_BIO_HIT_READ:
-		ssdc_slot_unpin(sc, pb->slot);
-		if (*error && !READ_ONCE(sc->failed) &&
-		    !ssdc_slot_dirty(READ_ONCE(sc->slots[pb->slot]))) {
+		dirty = hit_unpin(sc, pb);
+		if (*error && !READ_ONCE(sc->failed) && !dirty) {
 			*error = BLK_STS_OK;
 			return retry_from_origin(sc, bio, pb);
 		}
@@ -1402,7 +1553,7 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 			/* A dirty block exists only on the SSD. */
 			ssdc_count_error(sc, true, false);
 			DMERR_LIMIT("%s: read of dirty cache block %llu failed",
-				    ssdcache_name(sc), pb->slot);
+				    ssdcache_name(sc), pb->slot + dirty - 1);
 		} else {
 			ssdc_account_latency(sc, SSDC_LAT_SSD, pb->start_ns);
 		}

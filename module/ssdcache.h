@@ -32,6 +32,7 @@
 #define SSDC_READAHEAD_FREE		8	/* only while 1/8 of the blocks are free */
 #define SSDC_READAHEAD_RECENT_BITS	6	/* chunks read ahead lately: 64 */
 #define SSDC_WRITE_RUN			16	/* write-through/around blocks per origin write */
+#define SSDC_SLOT_RUN			32	/* adjacent slots per SSD request, at most */
 #define SSDC_RANGE_PER_SET		64	/* longer range writes gate globally */
 #define SSDC_WB_BATCH_BYTES		BIT(20)		/* writeback batch */
 
@@ -302,7 +303,7 @@ struct ssdc_bio {
 	u32 set;
 	u32 long_wgen;		/* miss: sc->long_wgen at map time */
 	u8 kind;		/* SSDC_BIO_* */
-	u8 nblocks;		/* miss: the blocks read (a run, see io.c) */
+	u8 nblocks;		/* a run's blocks (io.c): read, or slots from slot */
 	u8 whole_block:1;	/* covers exactly one cache block */
 	u8 installed:1;		/* write-through write also went to slot */
 	u8 rewrite:1;		/* write-back write into a dirty slot */
@@ -329,7 +330,8 @@ struct ssdc_bio {
 /* The bitmaps hold one bit per block of a run, and nblocks counts them. */
 static_assert(BITS_PER_TYPE(typeof_member(struct ssdc_bio, fills)) >= SSDC_READ_RUN);
 static_assert(BITS_PER_TYPE(typeof_member(struct ssdc_bio, run_installed)) >= SSDC_WRITE_RUN);
-static_assert(U8_MAX >= SSDC_READ_RUN && U8_MAX >= SSDC_WRITE_RUN);
+static_assert(U8_MAX >= SSDC_READ_RUN && U8_MAX >= SSDC_WRITE_RUN &&
+	      U8_MAX >= SSDC_SLOT_RUN);
 
 /* A clone of ours to the SSD, with the slot it writes (io.c). */
 struct ssdc_clone {
@@ -550,6 +552,7 @@ void ssdc_cache_free(struct ssdcache *sc);
 u32 ssdc_set_of(struct ssdcache *sc, u64 oblock);
 long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
 long ssdc_take_free(struct ssdcache *sc, u32 set);
+long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock);
 bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock);
 void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert);
 void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot);

@@ -9,6 +9,22 @@ setup() {
 	require_guest
 }
 
+# A test that paused udev's event queue (udev_pause) has it started again.
+teardown() {
+	local rc=0
+	if [ -n "${UDEV_PAUSED:-}" ]; then
+		udev_queue_start || rc=1
+	fi
+	devices_cleanup || rc=1
+	rm -f "$SSDCACHECTL_REGISTRY" "$SSDCACHECTL_REGISTRY.lock"
+	return $rc
+}
+
+# udev probes a device (reads it) after every close of a writer: exact
+# request counts hold only while its event queue is paused.
+udev_pause() { udev_queue_stop && UDEV_PAUSED=1; }
+udev_resume() { udev_queue_start && UDEV_PAUSED=; }
+
 @test "writeback: writes land on the SSD, read back, and reach the origin on flush" {
 	origin=$(nullb_create wb_o 32 fast)
 	cache=$(nullb_create wb_c 16 fast)
@@ -23,6 +39,78 @@ setup() {
 	wait_clean wb
 	[ "$(ssdc_stat wb cleaned)" -gt 0 ]
 	assert_eq "$(dev_sum "$dm")" "$(dev_sum "$origin")" "cache vs origin after flush"
+}
+
+# ssd_ios DISK FIELD: field FIELD (0: reads, 4: writes) of a null_blk
+# disk's /sys/block stat.
+ssd_ios() {
+	local f
+	read -ra f <"/sys/block/$1/stat"
+	echo "${f[$2]}"
+}
+
+# run_io NAME OP BLOCK COUNT READS WRITES: COUNT 4 KiB blocks from BLOCK
+# written (OP "w", new data, kept in $BATS_TEST_TMPDIR/img) or read back
+# and compared (OP "r"), in one O_DIRECT request; the cache disk NAME_c
+# must see READS reads and at most WRITES writes (a commit may add its
+# journal writes, never reads).
+run_io() {
+	local name=$1 op=$2 b=$3 n=$4 reads=$5 writes=$6 r0 w0 got want
+	r0=$(ssd_ios "${name}_c" 0) w0=$(ssd_ios "${name}_c" 4)
+	if [ "$op" = w ]; then
+		dd if=/dev/urandom of="$BATS_TEST_TMPDIR/blk" bs=4k count="$n" status=none
+		dd if="$BATS_TEST_TMPDIR/blk" of="$BATS_TEST_TMPDIR/img" bs=4k seek="$b" \
+			conv=notrunc status=none
+		dd if="$BATS_TEST_TMPDIR/blk" of="/dev/mapper/$name" bs=$((n * 4))k \
+			seek=$((b * 4))k oflag=direct,seek_bytes status=none
+	else
+		want=$(dd if="$BATS_TEST_TMPDIR/img" bs=4k skip="$b" count="$n" status=none | md5sum)
+		got=$(dd if="/dev/mapper/$name" bs=$((n * 4))k skip=$((b * 4))k \
+			count=1 iflag=direct,skip_bytes status=none | md5sum)
+		assert_eq "$want" "$got" "blocks $b+$n read back"
+	fi
+	assert_eq "$reads" $(( $(ssd_ios "${name}_c" 0) - r0 )) "SSD reads for $op $b+$n"
+	[ $(( $(ssd_ios "${name}_c" 4) - w0 )) -le "$writes" ] ||
+		fail "SSD writes for $op $b+$n: $(( $(ssd_ios "${name}_c" 4) - w0 )), not at most $writes"
+}
+
+@test "writeback: a run of blocks goes to adjacent slots, and is one SSD request each way" {
+	origin=$(nullb_create mb_o 32 fast)
+	cache=$(nullb_create mb_c 16 fast)
+	dm=$(ssdc_create mb "$origin" "$cache" writeback format writeback_idle_ms 0 \
+		dirty_high 100 sequential_cutoff 0 readahead_kb 0)
+	udevadm settle
+	udev_pause
+	dd if="$origin" of="$BATS_TEST_TMPDIR/img" bs=1M iflag=direct status=none
+	# Runs of 8 blocks share a set: blocks 2048-2055 are one run, new to
+	# the cache, written to 8 free slots in a row (cut into blocks, 8
+	# requests). A commit may add up to 3 journal writes.
+	run_io mb w 2048 8 0 4
+	assert_eq 8 "$(ssdc_stat mb dirty)" "dirty blocks"
+	run_io mb r 2048 8 1 3
+	# Rewritten in place, dirty: the same slots, one request.
+	run_io mb w 2048 8 0 4
+	assert_eq 8 "$(ssdc_stat mb dirty)" "dirty blocks after the rewrite"
+	# Two runs: two requests. Then half of one, half of the other.
+	run_io mb w 2056 16 0 5
+	run_io mb w 2052 8 0 5
+	run_io mb r 2048 24 3 3
+	# A 4 KiB block in the middle of a run read alone, and the run around it.
+	run_io mb w 2060 1 0 4
+	run_io mb r 2056 8 1 3
+	# Clean now, the blocks stay where they are: still one read per run.
+	dmsetup message mb 0 flush
+	wait_clean mb
+	run_io mb r 2048 24 3 3
+	udev_resume
+	dm_remove mb
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/img" | cut -d' ' -f1)" \
+		"$(dd if="$origin" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1)" \
+		"origin after writeback"
+	# Warm restart: the map keeps the slots, the runs stay whole.
+	dm=$(ssdc_create mb "$origin" "$cache" writeback readahead_kb 0)
+	udev_pause
+	run_io mb r 2048 24 3 3
 }
 
 @test "writeback: blocks made dirty again after their sets were found clean are written back" {
