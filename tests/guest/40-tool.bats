@@ -22,7 +22,7 @@ setup() { require_guest; }
 	ssdc_create tool1 "$dev" "$cache" writearound format
 	run "$SSDCACHECTL" status tool1
 	[ "$status" -eq 0 ]
-	[[ "$output" == "tool1: 2 writearound 4096 "*" ok clean "* ]] || fail "status: $output"
+	[[ "$output" == "tool1: 3 writearound 4096 "*" ok clean "* ]] || fail "status: $output"
 }
 
 @test "ssdcachectl: status of a missing or foreign device says so" {
