@@ -163,21 +163,21 @@ bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
 	return find_slot(sc, set, oblock, SSDC_FIND_EVICTING) >= 0;
 }
 
+static bool slot_free(struct ssdcache *sc, u64 slot)
+{
+	return ssdc_slot_state(sc->slots[slot]) == SSDC_SLOT_FREE;
+}
+
 /* Takes a FREE slot of @set, or returns -1. Caller holds the set lock. */
 long ssdc_take_free(struct ssdcache *sc, u32 set)
 {
 	u64 first = (u64)set * SSDCACHE_ASSOC, s;
 
 	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-		if (ssdc_slot_state(sc->slots[s]) == SSDC_SLOT_FREE)
+		if (slot_free(sc, s))
 			return s;
 	}
 	return -1;
-}
-
-static bool slot_free(struct ssdcache *sc, u64 slot)
-{
-	return ssdc_slot_state(sc->slots[slot]) == SSDC_SLOT_FREE;
 }
 
 /*
@@ -396,22 +396,30 @@ void ssdc_evict_one(struct ssdcache *sc, u32 set)
 }
 
 /*
- * Ends an I/O that pinned @slot. The last pin of an EVICTING slot whose
- * invalid entry is already on disk frees it.
+ * Ends an I/O that pinned the @n slots from @slot, all in one set, under
+ * one hold of its lock. The last pin of an EVICTING slot whose invalid
+ * entry is already on disk frees it. Returns 0 if none of the slots is
+ * dirty now, else 1 + the index of the last dirty one.
  */
-void ssdc_slot_unpin(struct ssdcache *sc, u64 slot)
+unsigned int ssdc_slots_unpin(struct ssdcache *sc, u64 slot, unsigned int n)
 {
 	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
+	unsigned int i, dirty = 0;
 	unsigned long flags;
-	u64 v;
 
 	spin_lock_irqsave(&st->lock, flags);
-	v = sc->slots[slot] - SSDC_SLOT_PIN;
-	if (!ssdc_slot_pins(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
-	    (v & SSDC_SF_WRITTEN))
-		v = ssdc_slot_make(0, SSDC_SLOT_FREE);
-	ssdc_slot_write(sc, slot, v);
+	for (i = 0; i < n; i++) {
+		u64 v = sc->slots[slot + i] - SSDC_SLOT_PIN;
+
+		if (!ssdc_slot_pins(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
+		    (v & SSDC_SF_WRITTEN))
+			v = ssdc_slot_make(0, SSDC_SLOT_FREE);
+		ssdc_slot_write(sc, slot + i, v);
+		if (ssdc_slot_dirty(v))
+			dirty = i + 1;
+	}
 	spin_unlock_irqrestore(&st->lock, flags);
+	return dirty;
 }
 
 /*

@@ -1461,25 +1461,9 @@ void ssdc_fill_kick(struct ssdcache *sc)
 /* ---- completion ---- */
 
 /*
- * A hit read is done: unpins its slots (ssdc_slot_unpin()). Returns 0 if
- * none of them is dirty now, else 1 + the index of the last dirty one.
- */
-static unsigned int hit_unpin(struct ssdcache *sc, struct ssdc_bio *pb)
-{
-	unsigned int i, dirty = 0;
-
-	for (i = 0; i < pb->nblocks; i++) {
-		ssdc_slot_unpin(sc, pb->slot + i);
-		if (ssdc_slot_dirty(READ_ONCE(sc->slots[pb->slot + i])))
-			dirty = i + 1;
-	}
-	return dirty;
-}
-
-/*
  * An SSD read failed: drop the copies, and have the fill worker send the
  * read to the origin (bios are not resubmitted from completion context).
- * None of its blocks was dirty (hit_unpin()).
+ * None of its blocks was dirty (ssdc_slots_unpin()).
  */
 static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 			     struct ssdc_bio *pb)
@@ -1544,7 +1528,7 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 
 	switch (pb->kind) {
 	case SSDC_BIO_HIT_READ:
-		dirty = hit_unpin(sc, pb);
+		dirty = ssdc_slots_unpin(sc, pb->slot, pb->nblocks);
 		if (*error && !READ_ONCE(sc->failed) && !dirty) {
 			*error = BLK_STS_OK;
 			return retry_from_origin(sc, bio, pb);
