@@ -323,9 +323,11 @@ PY
 	# dirty blocks, one write at a time (ssdcache_set_of() in
 	# include/ssdcache_format.h: 4 KiB blocks, runs of 8). A write into a
 	# full set evicts a clean block (the device's probe read some) for
-	# the next one, free after a commit: rounds until none is left. (No suspend: udev would probe
-	# the device again at the resume, and fill them back.)
-	for round in 0 1 2 3 4 5; do
+	# the next one, free after a commit: rounds until none is left, up
+	# to 8 (each set has 112 blocks below 7000: round 7 writes the last).
+	# (No suspend: udev would probe the device again at the resume, and
+	# fill them back.)
+	for round in 0 1 2 3 4 5 6 7; do
 		sets=$(python3 - "$dm" "$total" "$round" <<'PY'
 import mmap, os, sys
 nr_sets, rnd = int(sys.argv[2]) // 56, int(sys.argv[3])
