@@ -89,6 +89,10 @@ def main():
                "hit_ratio": g.hit_ratio(before, after) if before else None}
         if name.startswith("ssdcache"):
             out["status"] = " ".join(s.status())
+            d = f"{g.sys_block(s.dev)}/ssdcache/stats"
+            out["stats"] = {k: int(g.get(f"{d}/{k}")) for k in
+                            ("promotions", "evictions", "readaheads", "write_misses",
+                             "bypassed_writes", "cleaned_blocks", "journal_commits")}
         res[name] = out
         print(name, json.dumps(out), flush=True)
         with open(f"{OUT}/{name}.reads", "w") as f:

@@ -35,7 +35,7 @@ def metric(sysres, w):
 WORKLOADS = [
     ("hit", "Hit path: 4 KiB random reads, QD16, cached set", "IOPS"),
     ("write", "4 KiB random writes, QD16, set < cache", "IOPS"),
-    ("mixed", "Skewed mixed 90/10, zipf 1.2, QD8 x2, set 3x cache, uncached at the start", "IOPS"),
+    ("mixed", "Skewed mixed 90/10, zipf 1.2, QD8 x2, set 3x cache, from an empty cache", "IOPS"),
     ("seq_read", "Sequential 1 MiB reads, 4x cache", "MiB/s"),
     ("seq_write", "Sequential 1 MiB writes, 4x cache", "MiB/s"),
 ]
