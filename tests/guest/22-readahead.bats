@@ -171,26 +171,6 @@ blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 	dm_remove ra_bad
 }
 
-# set_of BLOCK NR_SETS: the set of an origin block (ssdcache_set_of() in
-# include/ssdcache_format.h; 4 KiB blocks: runs of 8 share a set).
-set_of() {
-	local h=$(( ((($1 >> 3) * 0x61c8864680b583eb) >> 32) & 0xffffffff ))
-	echo $(( (h * $2) >> 32 ))
-}
-
-# read_blocks DEV BLOCK...: a 4 KiB O_DIRECT read of each block.
-read_blocks() {
-	local dev=$1
-	shift
-	python3 - "$dev" "$@" <<'PY'
-import mmap, os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
-buf = mmap.mmap(-1, 4096)
-for b in sys.argv[2:]:
-    os.preadv(fd, [buf], int(b) * 4096)
-PY
-}
-
 @test "readahead: none in a set that has had to evict" {
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough format readahead_kb 0 \
 		sequential_cutoff 0)

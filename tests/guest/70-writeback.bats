@@ -9,22 +9,6 @@ setup() {
 	require_guest
 }
 
-# A test that paused udev's event queue (udev_pause) has it started again.
-teardown() {
-	local rc=0
-	if [ -n "${UDEV_PAUSED:-}" ]; then
-		udev_queue_start || rc=1
-	fi
-	devices_cleanup || rc=1
-	rm -f "$SSDCACHECTL_REGISTRY" "$SSDCACHECTL_REGISTRY.lock"
-	return $rc
-}
-
-# udev probes a device (reads it) after every close of a writer: exact
-# request counts hold only while its event queue is paused.
-udev_pause() { udev_queue_stop && UDEV_PAUSED=1; }
-udev_resume() { udev_queue_start && UDEV_PAUSED=; }
-
 @test "writeback: writes land on the SSD, read back, and reach the origin on flush" {
 	origin=$(nullb_create wb_o 32 fast)
 	cache=$(nullb_create wb_c 16 fast)

@@ -8,17 +8,6 @@ setup() { require_guest; }
 
 BASE=$((16 << 20))
 
-# udev probes a device after every close of a writer and every resume,
-# reading it: exact counts hold only while its event queue is paused.
-# dmsetup then runs with --noudevsync, so as not to wait for udev.
-udev_pause() { udev_queue_stop; }
-teardown() {
-	local rc=0
-	udev_queue_start || rc=1
-	devices_cleanup || rc=1
-	return $rc
-}
-
 # st NAME COUNTER: one file of stats/.
 st() { cat "$(sysdir "$1")/stats/$2"; }
 
@@ -86,7 +75,7 @@ stats_cache() {
 	fio_exact /dev/mapper/sy0 read:4k $BASE 256k
 	assert_eq 64 "$(st sy0 reads)" "reads after reload and more reads"
 
-	udev_queue_start
+	udev_resume
 	dm_remove sy0
 	[ ! -e "$d" ] || fail "$d is still there"
 	[ -z "$(find /sys/block/*/ -maxdepth 1 -name ssdcache)" ] || fail "a directory stayed"

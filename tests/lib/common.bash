@@ -12,8 +12,13 @@ SSDCACHECTL=$SSDCACHE_TOP/build/userspace/ssdcachectl
 export SSDCACHECTL_REGISTRY=${SSDCACHECTL_REGISTRY:-/tmp/ssdcache-test-registry}
 
 teardown() {
-	devices_cleanup
+	local rc=0
+	if [ -n "${UDEV_PAUSED:-}" ]; then
+		udev_queue_start || rc=1
+	fi
+	devices_cleanup || rc=1
 	rm -f "$SSDCACHECTL_REGISTRY" "$SSDCACHECTL_REGISTRY.lock"
+	return $rc
 }
 
 # Runs only inside the test VM: refuse to touch a real machine's devices.
@@ -74,6 +79,26 @@ ssdc_stat() {
 
 # sysdir NAME: the cache's sysfs directory.
 sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ' | tr , :)/ssdcache"; }
+
+# set_of BLOCK NR_SETS: the set of an origin block (ssdcache_set_of() in
+# include/ssdcache_format.h; 4 KiB blocks: runs of 8 share a set).
+set_of() {
+	local h=$(( ((($1 >> 3) * 0x61c8864680b583eb) >> 32) & 0xffffffff ))
+	echo $(( (h * $2) >> 32 ))
+}
+
+# read_blocks DEV BLOCK...: a 4 KiB O_DIRECT read of each block.
+read_blocks() {
+	local dev=$1
+	shift
+	python3 - "$dev" "$@" <<'PY'
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+for b in sys.argv[2:]:
+    os.preadv(fd, [buf], int(b) * 4096)
+PY
+}
 
 # Cached blocks in use (the part before the slash of "blocks").
 ssdc_used() { ssdc_stat "$1" blocks | cut -d/ -f1; }

@@ -239,6 +239,14 @@ udev_queue_start() {
 	return 1
 }
 
+# udev probes a device (reads it) after every close of a writer and every
+# resume: exact request counts hold only while its event queue is paused.
+# udev_pause stops it for the rest of the test (the common teardown starts
+# it again, devices_cleanup() needs it); dmsetup must then run with
+# --noudevsync for a suspend or resume, so as not to wait for udev.
+udev_pause() { udev_queue_stop && UDEV_PAUSED=1; }
+udev_resume() { udev_queue_start && UDEV_PAUSED=; }
+
 # _udev_report: what udev and the device-mapper are doing, for a cleanup
 # that waited too long: udevd's answer, every udev worker, dmsetup and
 # blkid process with its state and kernel stack, the pending events and
