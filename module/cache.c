@@ -396,6 +396,30 @@ void ssdc_evict_one(struct ssdcache *sc, u32 set)
 }
 
 /*
+ * Called once a slot of @set was taken: if the set has none left FREE or
+ * on its way to FREE (EVICTING), evicts the policy's victim now, so that
+ * the set's next insertion (a fill, a write-back write) finds a free slot
+ * after the commit this asks for. Evicting only when an insertion found
+ * no room left that insertion uncached (a fill dropped, a write sent to
+ * the origin): in a full cache, about every other one. Caller holds the
+ * set lock.
+ */
+void ssdc_evict_ahead(struct ssdcache *sc, u32 set)
+{
+	u64 first = (u64)set * SSDCACHE_ASSOC, s;
+
+	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
+		enum ssdc_slot_state state = ssdc_slot_state(sc->slots[s]);
+
+		if (state == SSDC_SLOT_FREE || state == SSDC_SLOT_EVICTING)
+			return;
+	}
+	ssdc_evict_one(sc, set);
+	if (!READ_ONCE(sc->failed))
+		ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+}
+
+/*
  * Ends an I/O that pinned the @n slots from @slot, all in one set, under
  * one hold of its lock. The last pin of an EVICTING slot whose invalid
  * entry is already on disk frees it. Returns 0 if none of the slots is

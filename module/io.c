@@ -338,6 +338,7 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 		ssdc_slot_write(sc, slot, ssdc_slot_make(oblock, SSDC_SLOT_FILLING));
 		ssdc_touch(sc, set, slot, true);
 		atomic64_inc(&sc->used);
+		ssdc_evict_ahead(sc, set);
 	} else {
 		evict_for_next(sc, set);
 	}
@@ -619,6 +620,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 			atomic64_inc(&sc->used);
 			pb->slot = fresh;
 			pb->nblocks = fresh_run(sc, set, fresh, pb->oblock, max);
+			ssdc_evict_ahead(sc, set);
 			return 1;
 		}
 		/* Full: make room for next time, write this one around. */
@@ -1360,6 +1362,9 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 			if (f->ahead)
 				ssdc_touch_cold(sc, f->set, slot);
 			atomic64_inc(&sc->used);
+			/* Read ahead never evicts (readahead.c). */
+			if (!f->ahead)
+				ssdc_evict_ahead(sc, f->set);
 		} else if (!f->ahead) {
 			ssdc_evict_one(sc, f->set);
 		}

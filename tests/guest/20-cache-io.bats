@@ -255,6 +255,70 @@ held_write() {
 # Completed read requests of a disk (/sys/block/NAME/stat, field 1).
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
+# io_blk DEV N: md5 of 4 KiB block N of DEV.
+io_blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
+# Fills written and evictions committed, udev paused (no probe reads).
+io_quiesce() { dmsetup --noudevsync suspend io && dmsetup --noudevsync resume io; }
+io_stat() { cat "$(sysdir io)/stats/$1"; }
+
+@test "io: a full set caches each new block on its first miss, read or write-back write" {
+	dd if=/dev/urandom of="$origin" bs=1M count=32 oflag=direct status=none
+	dm=$(ssdc_create io "$origin" "$cache" writeback format readahead_kb 0 \
+		sequential_cutoff 0 writeback_idle_ms 0 dirty_high 100)
+	udevadm settle
+	udev_pause
+	sets=$(( $(ssdc_stat io blocks | cut -d/ -f2) / 56 ))
+	# 72 blocks of one set from 16 MiB on: runs of 8 share a set.
+	full=$(set_of 4096 "$sets")
+	blocks=() r=4096
+	while [ "${#blocks[@]}" -lt 72 ]; do
+		if [ "$(set_of $r "$sets")" -eq "$full" ]; then
+			for ((b = r; b < r + 8; b++)); do blocks+=("$b"); done
+		fi
+		r=$(( r + 8 ))
+	done
+	# A slot freed by an eviction is free once a commit has made that
+	# durable. Evicting only when a block found no room left that block
+	# uncached: in a full set, every other one. The set keeps one slot on
+	# its way to free instead (ssdc_evict_ahead()).
+	read_blocks "$dm" "${blocks[@]:0:56}"
+	io_quiesce
+	for i in 56 57 58 59 60 61; do
+		p=$(io_stat promotions)
+		read_blocks "$dm" "${blocks[i]}"
+		io_quiesce
+		assert_eq $(( p + 1 )) "$(io_stat promotions)" "block ${blocks[i]} filled on its first miss"
+	done
+	h=$(ssdc_stat io read_hits)
+	read_blocks "$dm" "${blocks[@]:56:6}"
+	assert_eq $(( h + 6 )) "$(ssdc_stat io read_hits)" "hits on the second read"
+	# Write-back writes of new blocks go to the SSD, not around it.
+	read -r w0 _ <<<"$(dev_writes "$origin")"
+	for i in 62 63 64; do
+		d=$(ssdc_stat io dirty)
+		dd if=/dev/urandom of="$BATS_TEST_TMPDIR/b$i" bs=4k count=1 status=none
+		dd if="$BATS_TEST_TMPDIR/b$i" of="$dm" bs=4k seek="${blocks[i]}" oflag=direct status=none
+		io_quiesce
+		assert_eq $(( d + 1 )) "$(ssdc_stat io dirty)" "block ${blocks[i]} dirty on the SSD"
+	done
+	read -r w1 _ <<<"$(dev_writes "$origin")"
+	assert_eq "$w0" "$w1" "origin writes"
+	for i in $(seq 0 71); do
+		if [ -e "$BATS_TEST_TMPDIR/b$i" ]; then
+			want=$(md5sum <"$BATS_TEST_TMPDIR/b$i")
+		else
+			want=$(io_blk "$origin" "${blocks[i]}")
+		fi
+		assert_eq "$want" "$(io_blk "$dm" "${blocks[i]}")" "block ${blocks[i]}"
+	done
+	dmsetup message io 0 flush
+	wait_clean io
+	for i in 62 63 64; do
+		assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/b$i")" "$(io_blk "$origin" "${blocks[i]}")" \
+			"block ${blocks[i]} on the origin"
+	done
+}
+
 @test "io: a read of uncached blocks is one origin read, and fills each block" {
 	# No readahead (22-readahead.bats): the 4 KiB read would fill all 16.
 	dm=$(ssdc_create io "$origin" "$cache" writearound format readahead_kb 0)
