@@ -272,13 +272,27 @@ void ssdc_meta_unsynced(struct ssdcache *sc)
 			   msecs_to_jiffies(SSDC_COMMIT_INTERVAL_MS));
 }
 
-/* Asks for a commit within @delay_ms (0: now). Any context. */
+/*
+ * Asks for a commit within @delay_ms (0: now). Any context. The delay
+ * runs on a timer of its own: commit_work, queued already for the
+ * periodic sync (up to SSDC_COMMIT_INTERVAL_MS away while fills come in),
+ * would not be brought forward by queueing it again, and an evicted
+ * block's slot would wait that long to be free.
+ */
 void ssdc_meta_kick(struct ssdcache *sc, unsigned long delay_ms)
 {
 	if (!delay_ms)
 		mod_delayed_work(sc->wq, &sc->commit_work, 0);
 	else
-		queue_delayed_work(sc->wq, &sc->commit_work, msecs_to_jiffies(delay_ms));
+		queue_delayed_work(sc->wq, &sc->soon_work, msecs_to_jiffies(delay_ms));
+}
+
+static void soon_fn(struct work_struct *work)
+{
+	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache,
+					   soon_work);
+
+	ssdc_meta_kick(sc, 0);
 }
 
 /* Queues @bio on @list for the next commit, and asks for it now. */
@@ -648,7 +662,7 @@ static void commit_fn(struct work_struct *work)
 
 	run_commit(sc, true);
 	if (READ_ONCE(sc->valid_pending))
-		ssdc_meta_kick(sc, SSDC_COMMIT_INTERVAL_MS);
+		ssdc_meta_unsynced(sc);
 }
 
 /* An array of @n pages; NULL if any allocation fails. */
@@ -691,6 +705,7 @@ int ssdc_meta_init(struct ssdcache *sc)
 	bio_list_init(&sc->deferred);
 	bio_list_init(&sc->waiters);
 	INIT_DELAYED_WORK(&sc->commit_work, commit_fn);
+	INIT_DELAYED_WORK(&sc->soon_work, soon_fn);
 	sc->commit_buf = ssdc_alloc_pages(SSDC_MAP_BATCH);
 	if (!sc->commit_buf)
 		return -ENOMEM;
@@ -706,6 +721,8 @@ int ssdc_meta_init(struct ssdcache *sc)
 void ssdc_meta_exit(struct ssdcache *sc)
 {
 	if (sc->wq) {
+		/* soon_work queues commit_work: stopped first. */
+		cancel_delayed_work_sync(&sc->soon_work);
 		cancel_delayed_work_sync(&sc->commit_work);
 		destroy_workqueue(sc->wq);
 		sc->wq = NULL;

@@ -220,6 +220,7 @@ struct ssdcache {
 	/* Metadata commits (meta.c) and the journal (journal.c). */
 	struct workqueue_struct *wq;
 	struct delayed_work commit_work;
+	struct delayed_work soon_work;	/* a commit within a delay: evictions */
 	struct mutex commit_lock;	/* one commit or checkpoint at a time */
 	unsigned long *dirty_pages;	/* bitmap: pages with CHANGED slots */
 	unsigned long *ckpt_pages;	/* bitmap: pages changed since checkpoint */
