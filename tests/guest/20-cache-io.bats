@@ -255,8 +255,6 @@ held_write() {
 # Completed read requests of a disk (/sys/block/NAME/stat, field 1).
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
-# io_blk DEV N: md5 of 4 KiB block N of DEV.
-io_blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 # Fills written and evictions committed, udev paused (no probe reads).
 io_quiesce() { dmsetup --noudevsync suspend io && dmsetup --noudevsync resume io; }
 io_stat() { cat "$(sysdir io)/stats/$1"; }
@@ -307,14 +305,14 @@ io_stat() { cat "$(sysdir io)/stats/$1"; }
 		if [ -e "$BATS_TEST_TMPDIR/b$i" ]; then
 			want=$(md5sum <"$BATS_TEST_TMPDIR/b$i")
 		else
-			want=$(io_blk "$origin" "${blocks[i]}")
+			want=$(blk "$origin" "${blocks[i]}")
 		fi
-		assert_eq "$want" "$(io_blk "$dm" "${blocks[i]}")" "block ${blocks[i]}"
+		assert_eq "$want" "$(blk "$dm" "${blocks[i]}")" "block ${blocks[i]}"
 	done
 	dmsetup message io 0 flush
 	wait_clean io
 	for i in 62 63 64; do
-		assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/b$i")" "$(io_blk "$origin" "${blocks[i]}")" \
+		assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/b$i")" "$(blk "$origin" "${blocks[i]}")" \
 			"block ${blocks[i]} on the origin"
 	done
 }

@@ -17,8 +17,6 @@ setup() {
 settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 ra_stat() { cat "$(sysdir ra)/stats/$1"; }
-# blk DEV N: md5 of 4 KiB block N of DEV.
-blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 
 @test "readahead: a 4 KiB miss reads its 64 KiB chunk in one origin read and fills it" {
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)

@@ -87,6 +87,9 @@ set_of() {
 	echo $(( (h * $2) >> 32 ))
 }
 
+# blk DEV N: md5 of 4 KiB block N of DEV, read with O_DIRECT.
+blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
+
 # read_blocks DEV BLOCK...: a 4 KiB O_DIRECT read of each block.
 read_blocks() {
 	local dev=$1
