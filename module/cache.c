@@ -99,7 +99,7 @@ static inline u64 tag_matches(const u8 *tags, u8 tag)
 
 /* What a slot search looks for: see find_slot(). */
 enum ssdc_find {
-	SSDC_FIND_CACHED,	/* VALID or FILLING */
+	SSDC_FIND_CACHED,	/* VALID, or FILLING and not cancelled */
 	SSDC_FIND_EVICTING,	/* EVICTING, invalid entry not yet durable */
 };
 
@@ -115,7 +115,15 @@ static bool find_wanted(u64 v, enum ssdc_find what)
 
 	if (what == SSDC_FIND_EVICTING)
 		return evicting_unwritten(v);
-	return st == SSDC_SLOT_VALID || st == SSDC_SLOT_FILLING;
+	/*
+	 * A cancelled FILLING slot never becomes VALID: its write only runs
+	 * out. The block may have a newer slot already (a write that
+	 * cancelled a fill took one), and a lookup that found the dead one
+	 * first would miss it: a read would go to the origin, and a second
+	 * write would take a third slot, leaving the block dirty twice.
+	 */
+	return st == SSDC_SLOT_VALID ||
+	       (st == SSDC_SLOT_FILLING && !(v & SSDC_SF_CANCEL));
 }
 
 /*
@@ -144,8 +152,8 @@ static long find_slot(struct ssdcache *sc, u32 set, u64 oblock, enum ssdc_find w
 }
 
 /*
- * The slot holding @oblock (VALID or FILLING) in @set, or -1. Caller
- * holds the set lock.
+ * The slot holding @oblock (VALID, or FILLING and not cancelled) in
+ * @set, or -1. Caller holds the set lock.
  */
 long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock)
 {

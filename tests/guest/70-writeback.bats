@@ -543,3 +543,54 @@ PY
 	[ "$(ssdc_stat mb cleaned)" -ge 4000 ] || fail "$(ssdc_stat mb cleaned) blocks cleaned"
 	assert_eq "$(dev_sum "$dm")" "$(dev_sum "$origin")" "cache vs origin after the flush"
 }
+
+@test "writeback: writes that race a fill of their block make one dirty copy" {
+	origin=$(nullb_create fr_o 16 fast)
+	cache=$(nullb_create fr_c 16 fast)
+	# The SSD's writes can be slowed down under the cache (below).
+	ssd=$(dm_delay_create fr_d "$cache" 0 0)
+	dd if=/dev/urandom of="$origin" bs=4k count=1 seek=100 oflag=direct status=none
+	dm=$(ssdc_create fr "$origin" "$ssd" writeback format readahead_kb 0 \
+		writeback_idle_ms 0 dirty_high 100)
+	dm_reload fr_d "0 $(dev_sectors "$cache") delay $cache 0 0 $cache 0 1500"
+	# A read miss of block 100 fills a slot: its SSD write takes 1.5 s.
+	# Meanwhile a write to the block takes a slot of its own and cancels
+	# the fill; a second write, started while both SSD writes are under
+	# way, must find the first one's slot (and wait for it), not the
+	# cancelled fill's, or the block ends up dirty in two slots: reads
+	# then serve whichever comes first, and the cleaner writes back both.
+	python3 - "$dm" "$BATS_TEST_TMPDIR" <<'PY'
+import mmap, os, sys, threading, time
+dev, tmp = sys.argv[1], sys.argv[2]
+fd = os.open(dev, os.O_RDWR | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+os.preadv(fd, [buf], 100 * 4096)
+def write(name):
+    data = os.urandom(4096)
+    b = mmap.mmap(-1, 4096)
+    b[:] = data
+    os.pwritev(fd, [b], 100 * 4096)
+    open(f"{tmp}/{name}", "wb").write(data)
+time.sleep(0.3)
+w1 = threading.Thread(target=write, args=("w1",))
+w1.start()
+time.sleep(0.3)
+w2 = threading.Thread(target=write, args=("w2",))
+w2.start()
+w1.join()
+w2.join()
+PY
+	assert_eq 1 "$(ssdc_stat fr dirty)" "dirty blocks after two writes of one block"
+	dm_reload fr_d "0 $(dev_sectors "$cache") delay $cache 0 0 $cache 0 0"
+	# The last write's data from now on, in the cache and after writeback.
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/w3" bs=4k count=1 status=none
+	dd if="$BATS_TEST_TMPDIR/w3" of="$dm" bs=4k seek=100 oflag=direct status=none
+	want=$(md5sum <"$BATS_TEST_TMPDIR/w3")
+	assert_eq "$want" "$(blk "$dm" 100)" "block 100 read back"
+	dmsetup message fr 0 flush
+	wait_clean fr
+	assert_eq "$want" "$(blk "$origin" 100)" "block 100 on the origin"
+	dm_remove fr
+	dm=$(ssdc_create fr "$origin" "$ssd" writeback)
+	assert_eq "$want" "$(blk "$dm" 100)" "block 100 after a reload"
+}
