@@ -404,6 +404,16 @@ void ssdc_evict_one(struct ssdcache *sc, u32 set)
 }
 
 /*
+ * A full set: its policy's victim evicted, so that a slot is free once
+ * the eviction is committed, soon. Caller holds the set lock.
+ */
+void ssdc_evict_for_next(struct ssdcache *sc, u32 set)
+{
+	ssdc_evict_one(sc, set);
+	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+}
+
+/*
  * Called once a slot of @set was taken: if the set has none left FREE or
  * on its way to FREE (EVICTING), evicts the policy's victim now, so that
  * the set's next insertion (a fill, a write-back write) finds a free slot
@@ -422,9 +432,7 @@ void ssdc_evict_ahead(struct ssdcache *sc, u32 set)
 		if (state == SSDC_SLOT_FREE || state == SSDC_SLOT_EVICTING)
 			return;
 	}
-	ssdc_evict_one(sc, set);
-	if (!READ_ONCE(sc->failed))
-		ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
+	ssdc_evict_for_next(sc, set);
 }
 
 /*

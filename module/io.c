@@ -307,16 +307,6 @@ static bool copy_to_slot(struct ssdcache *sc, struct bio *bio, u64 slot,
 	return true;
 }
 
-/*
- * A full set: its policy's victim evicted, so that a slot is free once
- * the eviction is committed, soon. Caller holds the set lock.
- */
-static void evict_for_next(struct ssdcache *sc, u32 set)
-{
-	ssdc_evict_one(sc, set);
-	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
-}
-
 /* Reserves a FREE slot for @oblock; evicts for next time if there is none. */
 static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 {
@@ -340,7 +330,7 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 		atomic64_inc(&sc->used);
 		ssdc_evict_ahead(sc, set);
 	} else {
-		evict_for_next(sc, set);
+		ssdc_evict_for_next(sc, set);
 	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 	return slot;
@@ -624,7 +614,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 			return 1;
 		}
 		/* Full: make room for next time, write this one around. */
-		evict_for_next(sc, set);
+		ssdc_evict_for_next(sc, set);
 	}
 	*wait = (slot >= 0 && ssdc_invalidate_locked(sc, set, slot)) ||
 		ssdc_evicting_locked(sc, set, pb->oblock);
@@ -1048,7 +1038,7 @@ static bool wb_room(struct ssdcache *sc, u64 oblock)
 	room = (slot >= 0 && ssdc_slot_dirty(sc->slots[slot])) ||
 	       ssdc_take_free(sc, set) >= 0;
 	if (!room)
-		evict_for_next(sc, set);
+		ssdc_evict_for_next(sc, set);
 	spin_unlock_irqrestore(&st->lock, flags);
 	return room;
 }

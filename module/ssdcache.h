@@ -562,6 +562,7 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot);
 void ssdc_make_valid_locked(struct ssdcache *sc, u64 slot, u64 oblock, bool dirty);
 void ssdc_mark_unsynced_locked(struct ssdcache *sc, u64 slot);
 void ssdc_evict_one(struct ssdcache *sc, u32 set);
+void ssdc_evict_for_next(struct ssdcache *sc, u32 set);
 void ssdc_evict_ahead(struct ssdcache *sc, u32 set);
 unsigned int ssdc_slots_unpin(struct ssdcache *sc, u64 slot, unsigned int n);
 typedef bool (*ssdc_walk_fn)(struct ssdcache *sc, u32 set, u64 slot, void *arg);
