@@ -255,10 +255,6 @@ held_write() {
 # Completed read requests of a disk (/sys/block/NAME/stat, field 1).
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
-# Fills written and evictions committed, udev paused (no probe reads).
-io_quiesce() { dmsetup --noudevsync suspend io && dmsetup --noudevsync resume io; }
-io_stat() { cat "$(sysdir io)/stats/$1"; }
-
 @test "io: a full set caches each new block on its first miss, read or write-back write" {
 	dd if=/dev/urandom of="$origin" bs=1M count=32 oflag=direct status=none
 	dm=$(ssdc_create io "$origin" "$cache" writeback format readahead_kb 0 \
@@ -280,12 +276,12 @@ io_stat() { cat "$(sysdir io)/stats/$1"; }
 	# uncached: in a full set, every other one. The set keeps one slot on
 	# its way to free instead (ssdc_evict_ahead()).
 	read_blocks "$dm" "${blocks[@]:0:56}"
-	io_quiesce
+	ssdc_quiesce io
 	for i in 56 57 58 59 60 61; do
-		p=$(io_stat promotions)
+		p=$(ssdc_sysstat io promotions)
 		read_blocks "$dm" "${blocks[i]}"
-		io_quiesce
-		assert_eq $(( p + 1 )) "$(io_stat promotions)" "block ${blocks[i]} filled on its first miss"
+		ssdc_quiesce io
+		assert_eq $(( p + 1 )) "$(ssdc_sysstat io promotions)" "block ${blocks[i]} filled on its first miss"
 	done
 	h=$(ssdc_stat io read_hits)
 	read_blocks "$dm" "${blocks[@]:56:6}"
@@ -296,7 +292,7 @@ io_stat() { cat "$(sysdir io)/stats/$1"; }
 		d=$(ssdc_stat io dirty)
 		dd if=/dev/urandom of="$BATS_TEST_TMPDIR/b$i" bs=4k count=1 status=none
 		dd if="$BATS_TEST_TMPDIR/b$i" of="$dm" bs=4k seek="${blocks[i]}" oflag=direct status=none
-		io_quiesce
+		ssdc_quiesce io
 		assert_eq $(( d + 1 )) "$(ssdc_stat io dirty)" "block ${blocks[i]} dirty on the SSD"
 	done
 	read -r w1 _ <<<"$(dev_writes "$origin")"

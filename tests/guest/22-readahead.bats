@@ -16,7 +16,6 @@ setup() {
 # udev's probe of a new device reads it (and reads ahead): forget that.
 settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
-ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 
 @test "readahead: a 4 KiB miss reads its 64 KiB chunk in one origin read and fills it" {
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
@@ -27,7 +26,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	r0=$(disk_reads ra_o)
 	assert_eq "$want" "$(blk "$dm" 2037)" "the block read"
 	assert_eq 1 $(( $(disk_reads ra_o) - r0 )) "origin reads"
-	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 1 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	assert_eq 1 "$(ssdc_stat ra read_misses)" "read misses"
 	ssdc_quiesce ra
 	assert_eq 16 $(( $(ssdc_used ra) - u0 )) "blocks 2032 to 2047 cached"
@@ -45,7 +44,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	# Blocks 2048-2111: four chunks. The blocks after each chunk's first
 	# may miss (their fills not in yet), but do not read it again.
 	dd if="$dm" of=/dev/null bs=4k skip=2048 count=64 iflag=direct status=none
-	assert_eq 4 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 4 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	ssdc_quiesce ra
 	for b in 2048 2070 2111; do
 		assert_eq "$(blk "$origin" "$b")" "$(blk "$dm" "$b")" "block $b"
@@ -59,7 +58,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	blk "$dm" 2005 >/dev/null
 	ssdc_quiesce ra
 	assert_eq 1 $(( $(ssdc_used ra) - u0 )) "blocks cached"
-	assert_eq 0 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 0 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	run dmsetup message ra 0 readahead_kb 1025
 	[ "$status" -ne 0 ]
 	run dmsetup message ra 0 readahead_kb -1
@@ -107,7 +106,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 			assert_eq "$(blk "$om" "$c")" "$(blk "$dm" "$c")" "block $c"
 		done
 	done
-	assert_eq 2 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 2 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	dm_remove ra
 }
 
@@ -120,7 +119,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=4k seek=2070 oflag=direct status=none
 	assert_eq 1 "$(ssdc_stat ra dirty)" "dirty blocks"
 	blk "$dm" 2064 >/dev/null
-	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 1 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	ssdc_quiesce ra
 	assert_eq "$want" "$(blk "$dm" 2070)" "the dirty block after its chunk was read"
 	[ "$(blk "$origin" 2070)" != "$want" ] || fail "the origin has the new data already"
@@ -146,7 +145,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=4k seek=5125 oflag=direct status=none
 	kill -0 "$reader" || fail "the chunk's read was no longer in flight"
 	wait "$reader"
-	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 1 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	ssdc_quiesce ra
 	assert_eq "$want" "$(blk "$dm" 5125)" "the block written during the chunk's read"
 	dm_remove ra
@@ -163,7 +162,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	dm=$(ssdc_create ra "$bad" "$cache" writethrough format)
 	settle_reset
 	assert_eq "$(blk "$origin" 2003)" "$(blk "$dm" 2003)" "block 2003"
-	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 1 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	dd if="$dm" of=/dev/null bs=4k skip=2008 count=1 iflag=direct status=none && fail "block 2008 read"
 	dm_remove ra
 	dm_remove ra_bad
@@ -188,13 +187,13 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	# Then one more at a time, until one has to evict: after the commit,
 	# the set has a free slot (the victim's), which readahead must leave
 	# alone.
-	e=$(ra_stat evictions)
-	while [ "$(ra_stat evictions)" -eq "$e" ]; do
+	e=$(ssdc_sysstat ra evictions)
+	while [ "$(ssdc_sysstat ra evictions)" -eq "$e" ]; do
 		[ "$(set_of $b "$sets")" -eq "$full" ] || { b=$(( b + 1 )); continue; }
-		p=$(ra_stat promotions)
+		p=$(ssdc_sysstat ra promotions)
 		read_blocks "$dm" "$b"
 		# Its fill is installed, or evicts instead.
-		until [ "$(ra_stat promotions)" -ne "$p" ] || [ "$(ra_stat evictions)" -ne "$e" ]; do
+		until [ "$(ssdc_sysstat ra promotions)" -ne "$p" ] || [ "$(ssdc_sysstat ra evictions)" -ne "$e" ]; do
 			sleep 0.1
 		done
 		b=$(( b + 1 ))
@@ -208,7 +207,7 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 	dmsetup message ra 0 readahead_kb 64
 	assert_eq "$(blk "$origin" 3000)" "$(blk "$dm" 3000)" "block 3000"
 	ssdc_quiesce ra
-	assert_eq 1 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 1 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	assert_eq $(( u0 + want )) "$(ssdc_used ra)" "cached: the chunk's blocks not in set $full"
 }
 
@@ -246,14 +245,14 @@ ra_stat() { cat "$(sysdir ra)/stats/$1"; }
 		read_blocks "$dm" "${blocks[@]:i:256}"
 		ssdc_quiesce ra
 	done
-	assert_eq 0 "$(ra_stat evictions)" "evictions"
+	assert_eq 0 "$(ssdc_sysstat ra evictions)" "evictions"
 	u0=$(ssdc_used ra)
 	assert_eq $(( sets * 49 + 1 )) "$u0" "blocks used"
 	[ $(( u0 * 8 )) -gt $(( total * 7 )) ] || fail "only $u0 of $total blocks used"
 	dmsetup message ra 0 readahead_kb 64
 	assert_eq "$(blk "$origin" 3000)" "$(blk "$dm" 3000)" "block 3000"
 	ssdc_quiesce ra
-	assert_eq 0 "$(ra_stat readaheads)" "readaheads"
+	assert_eq 0 "$(ssdc_sysstat ra readaheads)" "readaheads"
 	assert_eq $(( u0 + 1 )) "$(ssdc_used ra)" "blocks cached"
 }
 
@@ -274,7 +273,7 @@ fio_pattern() {
 	# Random 4 KiB reads over 16 MiB: misses with readahead, and later
 	# reads of blocks read ahead; fio checks each block's header.
 	fio_pattern "$dm" --verify_only
-	[ "$(ra_stat readaheads)" -gt 0 ] || fail "no readahead ran"
+	[ "$(ssdc_sysstat ra readaheads)" -gt 0 ] || fail "no readahead ran"
 	ssdc_quiesce ra
 	dmsetup message ra 0 reset_stats
 	fio_pattern "$dm" --verify_only

@@ -8,9 +8,6 @@ setup() { require_guest; }
 
 BASE=$((16 << 20))
 
-# st NAME COUNTER: one file of stats/.
-st() { cat "$(sysdir "$1")/stats/$2"; }
-
 # Runs fio with psync, one I/O at a time: the count of bios is exact.
 fio_exact() {
 	local dev=$1 rw=$2 offset=$3 size=$4
@@ -24,10 +21,10 @@ fio_exact() {
 wait_stat() {
 	local name=$1 counter=$2 want=$3 i
 	for i in $(seq 1 300); do
-		[ "$(st "$name" "$counter")" = "$want" ] && return 0
+		[ "$(ssdc_sysstat "$name" "$counter")" = "$want" ] && return 0
 		sleep 0.1
 	done
-	fail "$name: $counter is $(st "$name" "$counter"), expected $want"
+	fail "$name: $counter is $(ssdc_sysstat "$name" "$counter"), expected $want"
 }
 
 # Sum of a histogram file's counts.
@@ -57,7 +54,7 @@ stats_cache() {
 	assert_eq 4096 "$(cat "$d/block_size")" block_size
 	udev_pause
 	fio_exact /dev/mapper/sy0 read:4k $BASE 256k
-	assert_eq 32 "$(st sy0 reads)" reads
+	assert_eq 32 "$(ssdc_sysstat sy0 reads)" reads
 
 	dmsetup --noudevsync suspend sy0
 	assert_eq suspended "$(cat "$d/state")" "state when suspended"
@@ -71,9 +68,9 @@ stats_cache() {
 	dmsetup --noudevsync load sy0 --table "$table"
 	dmsetup --noudevsync resume sy0
 	assert_eq fifo "$(cat "$d/policy")" "policy after reload"
-	assert_eq 32 "$(st sy0 reads)" "reads after reload"
+	assert_eq 32 "$(ssdc_sysstat sy0 reads)" "reads after reload"
 	fio_exact /dev/mapper/sy0 read:4k $BASE 256k
-	assert_eq 64 "$(st sy0 reads)" "reads after reload and more reads"
+	assert_eq 64 "$(ssdc_sysstat sy0 reads)" "reads after reload and more reads"
 
 	udev_resume
 	dm_remove sy0
@@ -100,29 +97,29 @@ stats_cache() {
 	# One write to a cached block: a write hit.
 	dd if=/dev/urandom of=$m bs=4k count=1 seek=$((BASE / 4096)) oflag=direct status=none
 
-	bypassed=$(st sx0 bypassed_reads)
+	bypassed=$(ssdc_sysstat sx0 bypassed_reads)
 	[ "$bypassed" -ge 1 ] || fail "no bypassed read"
-	assert_eq 128 "$(st sx0 read_hits)" read_hits
-	assert_eq $((32 + bypassed)) "$(st sx0 read_misses)" read_misses
-	assert_eq $((160 + bypassed)) "$(st sx0 reads)" reads
-	assert_eq 65 "$(st sx0 writes)" writes
-	assert_eq 1 "$(st sx0 write_hits)" write_hits
-	assert_eq 64 "$(st sx0 write_misses)" write_misses
-	assert_eq 0 "$(st sx0 bypassed_writes)" bypassed_writes
-	assert_eq 0 "$(st sx0 evictions)" evictions
-	assert_eq 0 "$(st sx0 dirty_blocks)" dirty_blocks
+	assert_eq 128 "$(ssdc_sysstat sx0 read_hits)" read_hits
+	assert_eq $((32 + bypassed)) "$(ssdc_sysstat sx0 read_misses)" read_misses
+	assert_eq $((160 + bypassed)) "$(ssdc_sysstat sx0 reads)" reads
+	assert_eq 65 "$(ssdc_sysstat sx0 writes)" writes
+	assert_eq 1 "$(ssdc_sysstat sx0 write_hits)" write_hits
+	assert_eq 64 "$(ssdc_sysstat sx0 write_misses)" write_misses
+	assert_eq 0 "$(ssdc_sysstat sx0 bypassed_writes)" bypassed_writes
+	assert_eq 0 "$(ssdc_sysstat sx0 evictions)" evictions
+	assert_eq 0 "$(ssdc_sysstat sx0 dirty_blocks)" dirty_blocks
 	used=$(ssdc_used sx0)
-	assert_eq "$used" "$(st sx0 clean_blocks)" clean_blocks
-	assert_eq $((blocks - used)) "$(st sx0 free_blocks)" free_blocks
-	assert_eq $((128 * 4096)) "$(st sx0 ssd_read_bytes)" ssd_read_bytes
-	assert_eq $((32 * 4096 + 4 * 1048576)) "$(st sx0 origin_read_bytes)" origin_read_bytes
-	assert_eq $((65 * 4096)) "$(st sx0 origin_write_bytes)" origin_write_bytes
-	[ "$(st sx0 ssd_write_bytes)" -ge $((96 * 4096)) ] || fail "ssd_write_bytes $(st sx0 ssd_write_bytes)"
+	assert_eq "$used" "$(ssdc_sysstat sx0 clean_blocks)" clean_blocks
+	assert_eq $((blocks - used)) "$(ssdc_sysstat sx0 free_blocks)" free_blocks
+	assert_eq $((128 * 4096)) "$(ssdc_sysstat sx0 ssd_read_bytes)" ssd_read_bytes
+	assert_eq $((32 * 4096 + 4 * 1048576)) "$(ssdc_sysstat sx0 origin_read_bytes)" origin_read_bytes
+	assert_eq $((65 * 4096)) "$(ssdc_sysstat sx0 origin_write_bytes)" origin_write_bytes
+	[ "$(ssdc_sysstat sx0 ssd_write_bytes)" -ge $((96 * 4096)) ] || fail "ssd_write_bytes $(ssdc_sysstat sx0 ssd_write_bytes)"
 	for e in ssd_read_errors ssd_write_errors origin_read_errors origin_write_errors discards; do
-		assert_eq 0 "$(st sx0 $e)" "$e"
+		assert_eq 0 "$(ssdc_sysstat sx0 $e)" "$e"
 	done
 	ratio=$(awk -v h=128 -v r=$((160 + bypassed)) 'BEGIN {printf "%.4f", h / r}')
-	assert_eq "$ratio" "$(st sx0 read_hit_ratio)" read_hit_ratio
+	assert_eq "$ratio" "$(ssdc_sysstat sx0 read_hit_ratio)" read_hit_ratio
 	d=$(sysdir sx0)/stats
 	assert_eq 128 "$(hist_total "$d/read_latency_ssd_us")" "SSD latency samples"
 	assert_eq $((32 + bypassed)) "$(hist_total "$d/read_latency_origin_us")" "origin latency samples"
@@ -133,14 +130,14 @@ stats_cache() {
 
 	# Both resets zero the counters and keep the block counts.
 	echo 1 >"$d/reset"
-	assert_eq 0 "$(st sx0 reads)" "reads after reset"
+	assert_eq 0 "$(ssdc_sysstat sx0 reads)" "reads after reset"
 	assert_eq 0 "$(hist_total "$d/read_latency_ssd_us")" "histogram after reset"
-	assert_eq "$used" "$(st sx0 clean_blocks)" "clean_blocks after reset"
+	assert_eq "$used" "$(ssdc_sysstat sx0 clean_blocks)" "clean_blocks after reset"
 	run sh -c "echo 0 >$d/reset"
 	[ "$status" -ne 0 ] || fail "reset accepted 0"
 	fio_exact $m read:4k $BASE 16k
 	dmsetup message sx0 0 reset_stats
-	assert_eq 0 "$(st sx0 reads)" "reads after reset_stats"
+	assert_eq 0 "$(ssdc_sysstat sx0 reads)" "reads after reset_stats"
 }
 
 @test "stats: write-back counts dirty blocks, flushes, FUA, cleaning and discards" {
@@ -148,25 +145,25 @@ stats_cache() {
 	m=/dev/mapper/sb0
 	udev_pause
 	fio_exact $m write:4k $BASE 128k
-	assert_eq 16 "$(st sb0 write_misses)" write_misses
-	assert_eq 16 "$(st sb0 dirty_blocks)" dirty_blocks
-	assert_eq 0 "$(st sb0 origin_write_bytes)" "origin writes before cleaning"
-	flushes=$(st sb0 flushes)
+	assert_eq 16 "$(ssdc_sysstat sb0 write_misses)" write_misses
+	assert_eq 16 "$(ssdc_sysstat sb0 dirty_blocks)" dirty_blocks
+	assert_eq 0 "$(ssdc_sysstat sb0 origin_write_bytes)" "origin writes before cleaning"
+	flushes=$(ssdc_sysstat sb0 flushes)
 	dd if=/dev/zero of=$m bs=4k count=1 seek=$((BASE / 4096 + 64)) oflag=direct conv=fsync status=none
-	[ "$(st sb0 flushes)" -gt "$flushes" ] || fail "fsync did not count a flush"
+	[ "$(ssdc_sysstat sb0 flushes)" -gt "$flushes" ] || fail "fsync did not count a flush"
 	dd if=/dev/zero of=$m bs=4k count=1 seek=$((BASE / 4096 + 66)) oflag=direct,sync status=none
 	# O_SYNC on a block device writes with FUA where the queue has a cache.
-	[ "$(st sb0 journal_commits)" -ge 1 ] || fail "no journal commit counted"
-	assert_eq $(($(st sb0 journal_blocks) * 4096)) "$(st sb0 journal_bytes)" journal_bytes
+	[ "$(ssdc_sysstat sb0 journal_commits)" -ge 1 ] || fail "no journal commit counted"
+	assert_eq $(($(ssdc_sysstat sb0 journal_blocks) * 4096)) "$(ssdc_sysstat sb0 journal_bytes)" journal_bytes
 	dmsetup message sb0 0 flush
 	wait_clean sb0
-	assert_eq 18 "$(st sb0 cleaned_blocks)" cleaned_blocks
-	assert_eq $((18 * 4096)) "$(st sb0 origin_write_bytes)" origin_write_bytes
-	[ "$(st sb0 ssd_read_bytes)" -ge $((18 * 4096)) ] || fail "cleaning read nothing from the SSD"
+	assert_eq 18 "$(ssdc_sysstat sb0 cleaned_blocks)" cleaned_blocks
+	assert_eq $((18 * 4096)) "$(ssdc_sysstat sb0 origin_write_bytes)" origin_write_bytes
+	[ "$(ssdc_sysstat sb0 ssd_read_bytes)" -ge $((18 * 4096)) ] || fail "cleaning read nothing from the SSD"
 	assert_eq writeback "$(cat "$(sysdir sb0)/mode")" mode
 	assert_eq clean "$(cat "$(sysdir sb0)/writeback")" "writeback state"
 	blkdiscard -o $((BASE + (16 << 20))) -l $((1 << 20)) $m
-	[ "$(st sb0 discards)" -ge 1 ] || fail "discard not counted"
+	[ "$(ssdc_sysstat sb0 discards)" -ge 1 ] || fail "discard not counted"
 }
 
 # set_ok DIR FILE VALUE: writes VALUE to DIR/FILE in one write(), with

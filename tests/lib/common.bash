@@ -58,7 +58,12 @@ ssdc_create() {
 # ssdc_quiesce NAME: every fill of NAME written and journaled. A suspend
 # waits for the fills in flight and commits; the resume goes on. A sleep
 # is no such guarantee: on a loaded machine, commits run late.
-ssdc_quiesce() { dmsetup suspend "$1" && dmsetup resume "$1"; }
+# With udev paused (udev_pause), without waiting for udev's events.
+ssdc_quiesce() {
+	local sync=()
+	[ -z "${UDEV_PAUSED:-}" ] || sync=(--noudevsync)
+	dmsetup "${sync[@]}" suspend "$1" && dmsetup "${sync[@]}" resume "$1"
+}
 
 # ssdc_stat NAME FIELD: one field of the status line (Documentation/
 # ssdcache.rst), by name.
@@ -79,6 +84,9 @@ ssdc_stat() {
 
 # sysdir NAME: the cache's sysfs directory.
 sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ' | tr , :)/ssdcache"; }
+
+# ssdc_sysstat NAME COUNTER: one file of the cache's sysfs stats/.
+ssdc_sysstat() { cat "$(sysdir "$1")/stats/$2"; }
 
 # set_of BLOCK NR_SETS: the set of an origin block (ssdcache_set_of() in
 # include/ssdcache_format.h; 4 KiB blocks: runs of 8 share a set).
