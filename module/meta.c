@@ -359,11 +359,23 @@ static unsigned int batch_room(struct ssdc_jbatch *jb)
 	return (SSDC_MAP_BATCH - jb->blk) * SSDCACHE_JOURNAL_RECORDS - jb->nrec;
 }
 
+/*
+ * Adds a record of @slot's entry @e, and marks the slot's map page for
+ * the next checkpoint, which must write what the record says before it
+ * moves the journal's tail past it. The change that made the record
+ * marked the page too, but a checkpoint may have come between the two:
+ * it wrote the entry as it was durable then (a slot still NEW is
+ * invalid there) and cleared the mark. Caller holds commit_lock, as every
+ * checkpoint does.
+ */
 static void add_record(struct ssdcache *sc, struct ssdc_jbatch *jb, u64 slot, u64 e)
 {
 	struct ssdcache_disk_jrec *rec = page_address(sc->commit_buf[jb->blk]) +
 					 sizeof(struct ssdcache_disk_jhdr);
+	u64 pg = ssdc_slot_page(slot);
 
+	if (!test_bit(pg, sc->ckpt_pages))
+		set_bit(pg, sc->ckpt_pages);
 	rec[jb->nrec].block = cpu_to_le64(slot);
 	rec[jb->nrec].entry = cpu_to_le64(e);
 	if (++jb->nrec == SSDCACHE_JOURNAL_RECORDS) {

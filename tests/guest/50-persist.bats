@@ -202,3 +202,67 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 	assert_eq 64 "$(ssdc_stat ow read_hits)" "hits on the rewritten blocks"
 	assert_eq "$(dev_sum "$origin")" "$(dev_sum "$dm")" "through the cache vs origin"
 }
+
+@test "persist: a block journaled after a checkpoint that found it new survives the next checkpoint" {
+	require_guest
+	origin=$(nullb_create jc_o 32 fast)
+	cache=$(nullb_create jc_c 16 fast)
+	# 16 MiB of cache: a journal of 256 blocks, checkpointed at 128 used.
+	dm=$(ssdc_create jc "$origin" "$cache" writeback format writeback_idle_ms 0 \
+		dirty_high 100 readahead_kb 0)
+	udevadm settle
+	udev_pause
+	# Block 200: a clean copy, its entry journaled.
+	read_blocks "$dm" 200
+	ssdc_quiesce jc
+	# FUA writes, one commit of one journal block each, until 127 are
+	# used. Then, within the second before the next commit may sync:
+	# block 3000 written (dirty, its entry not journaled yet: the data is
+	# not durable), and a partial write to block 200, which waits for a
+	# commit that journals the copy's eviction. That commit does not sync
+	# (the last did, just before), writes the 128th block and checkpoints:
+	# block 3000's page is written with the entry as it is durable, none.
+	# The next commit syncs and journals block 3000; the checkpoint after
+	# it must write its page again before it drops that journal.
+	python3 - "$dm" "$BATS_TEST_TMPDIR/x" <<'PY'
+import mmap, os, subprocess, sys, time
+dev, out = sys.argv[1:3]
+names = ("version mode block_size blocks dirty read_hits read_misses write_hits "
+         "write_misses bypassed_reads bypassed_writes ram_per_block policy "
+         "sequential_cutoff state writeback cleaned commits journal_blocks checkpoints").split()
+def stat(name):
+    f = subprocess.run(["dmsetup", "status", "jc"], capture_output=True, text=True,
+                       check=True).stdout.split()
+    return int(f[3 + names.index(name)])
+fua = os.open(dev, os.O_WRONLY | os.O_DIRECT | os.O_DSYNC)
+fd = os.open(dev, os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+# The suspend before checkpointed: the journal was empty then.
+j0, c0 = stat("journal_blocks"), stat("checkpoints")
+b = 1000
+while stat("journal_blocks") - j0 < 127:
+    buf[:] = os.urandom(4096)
+    os.pwritev(fua, [buf], b * 4096)
+    b += 1
+if stat("journal_blocks") - j0 != 127 or stat("checkpoints") != c0:
+    sys.exit(f"setup: {stat('journal_blocks') - j0} journal blocks, "
+             f"{stat('checkpoints') - c0} checkpoints")
+x = os.urandom(4096)
+buf[:] = x
+os.pwritev(fd, [buf], 3000 * 4096)
+os.pwritev(fd, [memoryview(buf)[:512]], 200 * 4096)
+if stat("checkpoints") != c0 + 1:
+    sys.exit(f"setup: {stat('checkpoints') - c0} checkpoints, not 1")
+open(out, "wb").write(x)
+PY
+	# The sync, then the next checkpoint, then a load.
+	sleep 2
+	ssdc_quiesce jc
+	udev_resume
+	want=$(md5sum <"$BATS_TEST_TMPDIR/x")
+	dirty=$(ssdc_stat jc dirty)
+	dm_remove jc
+	dm=$(ssdc_create jc "$origin" "$cache" writeback writeback_idle_ms 0 dirty_high 100)
+	assert_eq "$dirty" "$(ssdc_stat jc dirty)" "dirty blocks after the load"
+	assert_eq "$want" "$(blk "$dm" 3000)" "block 3000 after the load"
+}
