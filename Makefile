@@ -99,9 +99,10 @@ bench: deps
 check-debug: deps
 	scripts/check-debug.sh
 
-# make stress [STRESS_SECS=600]: the long randomized run, in a VM per kernel.
+# make stress [STRESS_SECS=600] [STRESS_RUN_SECS=0]: the randomized run, again
+# and again for STRESS_SECS in a VM per kernel (scripts/stress.sh).
 stress: deps
-	STRESS_SECS=$(or $(STRESS_SECS),600) scripts/stress.sh
+	STRESS_SECS=$(or $(STRESS_SECS),600) STRESS_RUN_SECS=$(or $(STRESS_RUN_SECS),0) scripts/stress.sh
 
 # make install [KVER=<release>] [DESTDIR=<staging dir>]: the module for the
 # running kernel (or KVER) into /lib/modules/<release>/updates, and the tool.
