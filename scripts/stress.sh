@@ -20,15 +20,11 @@ rm -rf "$res"
 mkdir -p "$res"
 make -s tool || exit 1
 # In the guest: runs until $1 seconds have passed, or the first failure.
+# One line: the command reaches the guest through virtme's command line.
 # shellcheck disable=SC2016
-loop='end=$((SECONDS + $1)); n=0
-while :; do
-	n=$((n + 1))
-	echo "# run $n"
-	bats --tap tests/guest/90-stress.bats || { echo "stress: run $n failed"; exit 1; }
-	[ "$SECONDS" -lt "$end" ] || break
-done
-echo "stress: $n runs passed in ${SECONDS}s"'
+loop='end=$((SECONDS + $1)); n=0; while :; do n=$((n + 1)); echo "# run $n";'
+loop+=' bats --tap tests/guest/90-stress.bats || { echo "stress: run $n failed"; exit 1; };'
+loop+=' [ "$SECONDS" -lt "$end" ] || break; done; echo "stress: $n runs passed in ${SECONDS}s"'
 rc=0
 for k in $kernels; do
 	scripts/build-module.sh "$k" >/dev/null || { echo "stress: $k: build failed"; rc=1; continue; }
