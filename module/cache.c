@@ -240,16 +240,12 @@ void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot)
  */
 static void mark_commit_page(struct ssdcache *sc, u64 slot)
 {
-	u64 pg = ssdc_slot_page(slot);
-
 	/*
 	 * A commit or checkpoint clears a page's bit before it reads the
 	 * page's slots under their set locks, and this runs under one: a bit
-	 * found set is a read still to come, which sees this change. Testing
-	 * first spares the locked write when the page is marked already.
+	 * found set is a read still to come, which sees this change.
 	 */
-	if (!test_bit(pg, sc->dirty_pages))
-		set_bit(pg, sc->dirty_pages);
+	ssdc_mark(ssdc_slot_page(slot), sc->dirty_pages);
 }
 
 /*
@@ -259,11 +255,8 @@ static void mark_commit_page(struct ssdcache *sc, u64 slot)
  */
 static void mark_pages(struct ssdcache *sc, u64 slot)
 {
-	u64 pg = ssdc_slot_page(slot);
-
 	mark_commit_page(sc, slot);
-	if (!test_bit(pg, sc->ckpt_pages))
-		set_bit(pg, sc->ckpt_pages);
+	ssdc_mark(ssdc_slot_page(slot), sc->ckpt_pages);
 	/*
 	 * Enough records wait for a commit: do not let it grow until the
 	 * timer. A slot CHANGED already is a record counted already.

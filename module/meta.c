@@ -51,6 +51,20 @@ static bool page_ok(struct ssdcache *sc, u64 pg, struct ssdcache_disk_map_hdr *h
 }
 
 /*
+ * Which of page @pg's two copies @c0 and @c1 a load uses: the sound one
+ * with the higher checkpoint sequence; -1 if neither is sound.
+ */
+int ssdc_pick_copy(struct ssdcache *sc, u64 pg, void *c0, void *c1)
+{
+	struct ssdcache_disk_map_hdr *h0 = c0, *h1 = c1;
+	bool ok0 = page_ok(sc, pg, h0), ok1 = page_ok(sc, pg, h1);
+
+	if (!ok0 && !ok1)
+		return -1;
+	return ok1 && (!ok0 || le64_to_cpu(h1->seq) > le64_to_cpu(h0->seq));
+}
+
+/*
  * The map entry that is true for slot word @v after any crash, whatever
  * the next commits do: what a checkpoint writes. A slot that is not yet
  * durable as VALID is invalid there; EVICTING slots were clean (dirty
@@ -190,23 +204,19 @@ static int load_pages(struct ssdcache *sc, u64 pg, unsigned int n, u64 *torn,
 	for (i = 0; i < n; i++) {
 		void *c0 = page_address(sc->commit_buf[i]);
 		void *c1 = page_address(sc->commit_buf[SSDC_MAP_BATCH / 2 + i]);
-		struct ssdcache_disk_map_hdr *h0 = c0, *h1 = c1;
-		bool ok0 = page_ok(sc, pg + i, h0), ok1 = page_ok(sc, pg + i, h1);
-		unsigned int copy;
+		int copy = ssdc_pick_copy(sc, pg + i, c0, c1);
+		struct ssdcache_disk_map_hdr *hdr = copy ? c1 : c0;
 		const char *bad;
-		u64 seq;
 
-		if (!ok0 && !ok1) {
+		if (copy < 0) {
 			(*torn)++;
 			set_bit(pg + i, sc->ckpt_pages);
 			continue;
 		}
-		copy = ok1 && (!ok0 || le64_to_cpu(h1->seq) > le64_to_cpu(h0->seq));
-		seq = le64_to_cpu(copy ? h1->seq : h0->seq);
-		sc->ckpt_seq = max(sc->ckpt_seq, seq);
+		sc->ckpt_seq = max_t(u64, sc->ckpt_seq, le64_to_cpu(hdr->seq));
 		if (copy)
 			set_bit(pg + i, sc->map_cur);
-		bad = load_page(sc, pg + i, copy ? c1 : c0);
+		bad = load_page(sc, pg + i, hdr);
 		if (bad) {
 			DMERR("%s: block map page %llu: %s", ssdcache_name(sc), pg + i, bad);
 			*error = "Block map is corrupted";
@@ -372,10 +382,7 @@ static void add_record(struct ssdcache *sc, struct ssdc_jbatch *jb, u64 slot, u6
 {
 	struct ssdcache_disk_jrec *rec = page_address(sc->commit_buf[jb->blk]) +
 					 sizeof(struct ssdcache_disk_jhdr);
-	u64 pg = ssdc_slot_page(slot);
-
-	if (!test_bit(pg, sc->ckpt_pages))
-		set_bit(pg, sc->ckpt_pages);
+	ssdc_mark(ssdc_slot_page(slot), sc->ckpt_pages);
 	rec[jb->nrec].block = cpu_to_le64(slot);
 	rec[jb->nrec].entry = cpu_to_le64(e);
 	if (++jb->nrec == SSDCACHE_JOURNAL_RECORDS) {

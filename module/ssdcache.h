@@ -506,6 +506,16 @@ static inline u32 ssdc_slot_set(u64 slot)
 }
 
 /*
+ * Sets bit @nr of the shared bitmap @map. Testing first spares the
+ * locked write, and the cache line's bouncing, when it is set already.
+ */
+static inline void ssdc_mark(unsigned long nr, unsigned long *map)
+{
+	if (!test_bit(nr, map))
+		set_bit(nr, map);
+}
+
+/*
  * Notes that @slot's set holds a dirty block, for the cleaner's scan
  * (writeback.c) and ssdc_first_dirty(). Set with the slot's dirty block,
  * under the set lock (or before the cache runs); cleared only by the
@@ -513,10 +523,7 @@ static inline u32 ssdc_slot_set(u64 slot)
  */
 static inline void ssdc_note_dirty_set(struct ssdcache *sc, u64 slot)
 {
-	u32 set = ssdc_slot_set(slot);
-
-	if (!test_bit(set, sc->dirty_sets))
-		set_bit(set, sc->dirty_sets);
+	ssdc_mark(ssdc_slot_set(slot), sc->dirty_sets);
 }
 
 static inline u64 ssdc_slot_page(u64 slot)
@@ -587,6 +594,7 @@ sector_t ssdc_copy_sector(struct ssdcache *sc, u64 pg, unsigned int copy);
 struct page **ssdc_alloc_pages(unsigned int n);
 void ssdc_free_pages(struct page **pages, unsigned int n);
 u64 ssdc_durable_entry(u64 v);
+int ssdc_pick_copy(struct ssdcache *sc, u64 pg, void *c0, void *c1);
 const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what);
