@@ -160,6 +160,13 @@ vm_checks() {
 			record FAIL "[$k] harness: a deliberate WARN was not caught (vm-run exit $rc, harness '$h')"
 			tail -n 40 "$res/selftest-$k.err" | sed 's/^/    /'
 		fi
+		if grep -q 'verify_map passes a sound map' "$res/selftest-$k.out" &&
+			grep -q 'verify_map fails a torn map' "$res/selftest-$k.out"; then
+			record PASS "[$k] selftest map check: passes a sound block map, fails a torn one"
+		else
+			record FAIL "[$k] selftest map check: sound map not passed or torn map not caught"
+			tail -n 20 "$res/selftest-$k.out" | sed 's/^/    /'
+		fi
 		if [[ "$h" == *unload* ]] && grep -q 'could not be unloaded' "$res/selftest-$k.err"; then
 			record PASS "[$k] harness: a device left behind fails the run (module unload check)"
 		else
