@@ -5,7 +5,9 @@
 # passed there. Each run starts from an empty cache and lasts 10 actions
 # (SSDCACHE_STRESS_ACTIONS) and at least STRESS_RUN_SECS seconds: short
 # runs by default, since a cache that is still filling (readahead, many
-# fills) has found bugs that ten minutes of a full cache did not. Passes
+# fills) has found bugs that ten minutes of a full cache did not. The
+# test-only selftest module runs, so that the test can also compare the
+# block map on the SSD with RAM (SSDCACHE_VERIFY_MAP). Passes
 # when every run passes and the harness finds the kernel log clean and
 # the module unloadable.
 set -uo pipefail
@@ -27,10 +29,10 @@ loop+=' bats --tap tests/guest/90-stress.bats || { echo "stress: run $n failed";
 loop+=' [ "$SECONDS" -lt "$end" ] || break; done; echo "stress: $n runs passed in ${SECONDS}s"'
 rc=0
 for k in $kernels; do
-	scripts/build-module.sh "$k" >/dev/null || { echo "stress: $k: build failed"; rc=1; continue; }
+	scripts/build-module.sh "$k" --selftest >/dev/null || { echo "stress: $k: build failed"; rc=1; continue; }
 	echo "stress: $k: ${secs}s of runs of at least ${run_secs}s"
-	scripts/vm-run -k "$k" -t $((secs + run_secs + 1800)) -o "$res/$k" -- \
-		env SSDCACHE_STRESS_SECS="$run_secs" bash -c "$loop" stress "$secs" \
+	scripts/vm-run -k "$k" --selftest -t $((secs + run_secs + 1800)) -o "$res/$k" -- \
+		env SSDCACHE_STRESS_SECS="$run_secs" SSDCACHE_VERIFY_MAP=1 bash -c "$loop" stress "$secs" \
 		>"$res/$k.out" 2>"$res/$k.err"
 	r=$?
 	cat "$res/$k/output.log" 2>/dev/null

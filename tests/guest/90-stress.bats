@@ -6,17 +6,34 @@
 # fio runs (SSDCACHE_STRESS_ACTIONS, default 10), and at least
 # SSDCACHE_STRESS_SECS seconds (default 0 in make check; make stress runs
 # 600): fio runs until both are reached, then stops. The harness fails
-# the run on any kernel log warning.
+# the run on any kernel log warning. With SSDCACHE_VERIFY_MAP=1 (make
+# stress, which loads the test-only selftest module), the block map on the
+# SSD is also compared with RAM while suspended and while fio runs: a lost
+# map entry shows there before any read or reload can find it.
 
 load ../lib/common
 
-# One random action on cache NAME; prints what it did.
+# The selftest module's map check on cache NAME, when asked for.
+verify_map() {
+	[ "${SSDCACHE_VERIFY_MAP:-0}" = 1 ] || return 0
+	dmsetup message "$1" 0 selftest_verify_map
+}
+
+ACTIONS=(suspend mode policy cutoff watermarks flush stats reset reload rate verify)
+
+# One random action on cache NAME; prints what it did. ACTION names the
+# action taken, for the message when it fails.
 stress_action() {
-	local name=$1 dir
+	local name=$1 dir n=10 r=0 a
 	dir=$(sysdir "$name")
-	case $((RANDOM % 10)) in
-	0) dmsetup suspend "$name" && sleep 0.$((RANDOM % 5)) && dmsetup resume "$name"
-	   echo suspend ;;
+	[ "${SSDCACHE_VERIFY_MAP:-0}" = 1 ] && n=11
+	a=$((RANDOM % n))
+	ACTION=${ACTIONS[a]}
+	case $a in
+	0) dmsetup suspend "$name" || return
+	   verify_map "$name" || r=$?
+	   sleep 0.$((RANDOM % 5))
+	   dmsetup resume "$name" && [ "$r" = 0 ] && echo suspend ;;
 	1) local m=(writethrough writeback writearound writeback)
 	   dmsetup message "$name" 0 mode "${m[RANDOM % 4]}" && echo mode ;;
 	2) local p=(lru fifo)
@@ -33,6 +50,7 @@ stress_action() {
 	7) dmsetup message "$name" 0 reset_stats && echo reset ;;
 	8) dm_reload "$name" "$(dmsetup table "$name")" && echo reload ;;
 	9) dmsetup message "$name" 0 writeback_rate $(((RANDOM % 3) * 500)) && echo rate ;;
+	10) verify_map "$name" && echo verify ;;
 	esac
 }
 
@@ -59,7 +77,7 @@ stress_action() {
 	: >"$BATS_TEST_TMPDIR/actions"
 	while [ "$actions" -lt "$want" ] || [ $((SECONDS - start)) -lt "$secs" ]; do
 		kill -0 "$pid" 2>/dev/null || break
-		stress_action st >>"$BATS_TEST_TMPDIR/actions" || fail "action failed: $(tail -1 "$BATS_TEST_TMPDIR/actions")"
+		stress_action st >>"$BATS_TEST_TMPDIR/actions" || fail "action failed: $ACTION"
 		dd if="$dm" of=/dev/null bs=1M count=8 skip=$((192 + RANDOM % (end - 200))) \
 			iflag=direct status=none
 		actions=$((actions + 1))
@@ -95,6 +113,7 @@ stress_action() {
 	assert_eq ok "$(ssdc_stat st state)"
 	sum=$(dev_sum "$origin")
 	assert_eq "$sum" "$(dev_sum "$dm")" "cache vs origin"
+	verify_map st || fail "the map on the SSD differs from RAM at the end"
 	dm_remove st
 	dm=$(ssdc_create st "$origin" "$ssd" writeback)
 	assert_eq "$sum" "$(dev_sum "$dm")" "after a reload"
