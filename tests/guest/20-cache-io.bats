@@ -252,9 +252,6 @@ held_write() {
 	dm_remove io_slow
 }
 
-# Completed read requests of a disk (/sys/block/NAME/stat, field 1).
-disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
-
 @test "io: a full set caches each new block on its first miss, read or write-back write" {
 	dd if=/dev/urandom of="$origin" bs=1M count=32 oflag=direct status=none
 	dm=$(ssdc_create io "$origin" "$cache" writeback format readahead_kb 0 \

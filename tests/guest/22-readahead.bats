@@ -15,7 +15,6 @@ setup() {
 
 # udev's probe of a new device reads it (and reads ahead): forget that.
 settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
-disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
 @test "readahead: a 4 KiB miss reads its 64 KiB chunk in one origin read and fills it" {
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)

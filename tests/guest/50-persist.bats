@@ -227,9 +227,7 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 	python3 - "$dm" "$BATS_TEST_TMPDIR/x" <<'PY'
 import mmap, os, subprocess, sys, time
 dev, out = sys.argv[1:3]
-names = ("version mode block_size blocks dirty read_hits read_misses write_hits "
-         "write_misses bypassed_reads bypassed_writes ram_per_block policy "
-         "sequential_cutoff state writeback cleaned commits journal_blocks checkpoints").split()
+names = os.environ["SSDC_STATUS_FIELDS"].split()
 def stat(name):
     f = subprocess.run(["dmsetup", "status", "jc"], capture_output=True, text=True,
                        check=True).stdout.split()

@@ -65,12 +65,14 @@ ssdc_quiesce() {
 	dmsetup "${sync[@]}" suspend "$1" && dmsetup "${sync[@]}" resume "$1"
 }
 
-# ssdc_stat NAME FIELD: one field of the status line (Documentation/
-# ssdcache.rst), by name.
+# The status line's fields after its first three (Documentation/
+# ssdcache.rst), in order; exported for tests' Python helpers.
+export SSDC_STATUS_FIELDS="version mode block_size blocks dirty read_hits read_misses write_hits write_misses bypassed_reads bypassed_writes ram_per_block policy sequential_cutoff state writeback cleaned commits journal_blocks checkpoints flushes fua_writes dirty_high dirty_low writeback_idle_ms writeback_rate writeback_yield"
+
+# ssdc_stat NAME FIELD: one field of the status line, by name.
 ssdc_stat() {
-	local names="version mode block_size blocks dirty read_hits read_misses write_hits write_misses bypassed_reads bypassed_writes ram_per_block policy sequential_cutoff state writeback cleaned commits journal_blocks checkpoints flushes fua_writes dirty_high dirty_low writeback_idle_ms writeback_rate writeback_yield"
 	local i=3 n f
-	for n in $names; do
+	for n in $SSDC_STATUS_FIELDS; do
 		if [ "$n" = "$2" ]; then
 			read -ra f <<<"$(dmsetup status "$1")"
 			echo "${f[i]}"
@@ -97,6 +99,9 @@ set_of() {
 
 # blk DEV N: md5 of 4 KiB block N of DEV, read with O_DIRECT.
 blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
+
+# disk_reads DISK: reads completed by block device DISK (by its name).
+disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
 # read_blocks DEV BLOCK...: a 4 KiB O_DIRECT read of each block.
 read_blocks() {
