@@ -37,6 +37,48 @@ settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
 	assert_eq 0 "$(ssdc_stat ra read_misses)" "misses"
 }
 
+@test "readahead: a chunk's fills take neighbouring slots in order, each 32 KiB run read back in one SSD request" {
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
+	settle_reset
+	blk "$dm" 2037 >/dev/null
+	ssdc_quiesce ra
+	settle_reset
+	# The 8 blocks of a 32 KiB run (SSDCACHE_RUN_BYTES) share a set: one
+	# hit run, one SSD request, only if their slots follow in order.
+	r0=$(disk_reads ra_c)
+	dd if="$dm" of=/dev/null bs=32k skip=254 count=1 iflag=direct status=none
+	assert_eq 8 "$(ssdc_stat ra read_hits)" "hits, blocks 2032-2039"
+	assert_eq 1 $(( $(disk_reads ra_c) - r0 )) "SSD reads for blocks 2032-2039"
+	# The whole 64 KiB chunk: its two runs, two requests.
+	r0=$(disk_reads ra_c)
+	dd if="$dm" of=/dev/null bs=64k skip=127 count=1 iflag=direct status=none
+	assert_eq 24 "$(ssdc_stat ra read_hits)" "hits, blocks 2032-2047"
+	assert_eq 2 $(( $(disk_reads ra_c) - r0 )) "SSD reads for blocks 2032-2047"
+}
+
+@test "runs: a block's fill takes the slot after its run's cached neighbour, not the first free one" {
+	dm=$(ssdc_create ra "$origin" "$cache" writearound format readahead_kb 0)
+	settle_reset
+	# Blocks 2032-2039 are one run, in one set. Filled in this order, 2034,
+	# 2036 and 2032 take three free slots in a row, F, F+1 and F+2; a
+	# write-around write then frees F. 2033's fill must take F+3, after
+	# 2032's slot, not F, the first free one: then 2032-2033 are one hit
+	# run, one SSD request.
+	for b in 2034 2036 2032; do
+		blk "$dm" "$b" >/dev/null
+		ssdc_quiesce ra
+	done
+	dd if=/dev/urandom of="$dm" bs=4k seek=2034 count=1 oflag=direct status=none
+	ssdc_quiesce ra
+	blk "$dm" 2033 >/dev/null
+	ssdc_quiesce ra
+	settle_reset
+	r0=$(disk_reads ra_c)
+	dd if="$dm" of=/dev/null bs=8k skip=1016 count=1 iflag=direct status=none
+	assert_eq 2 "$(ssdc_stat ra read_hits)" "hits, blocks 2032-2033"
+	assert_eq 1 $(( $(disk_reads ra_c) - r0 )) "SSD reads for blocks 2032-2033"
+}
+
 @test "readahead: a sequential 4 KiB reader reads each chunk ahead once" {
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
 	settle_reset
