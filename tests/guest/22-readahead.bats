@@ -16,6 +16,18 @@ setup() {
 # udev's probe of a new device reads it (and reads ahead): forget that.
 settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
 
+# hit_reads FIRST N WANT: reads blocks FIRST to FIRST+N-1 of $dm in one
+# read (FIRST a multiple of N); asserts that all N hit and that the SSD
+# saw WANT read requests.
+hit_reads() {
+	local first=$1 n=$2 want=$3 h0 r0
+	h0=$(ssdc_stat ra read_hits)
+	r0=$(disk_reads ra_c)
+	dd if="$dm" of=/dev/null bs=$((n * 4))k skip=$((first / n)) count=1 iflag=direct status=none
+	assert_eq "$n" $(( $(ssdc_stat ra read_hits) - h0 )) "hits, blocks $first-$((first + n - 1))"
+	assert_eq "$want" $(( $(disk_reads ra_c) - r0 )) "SSD reads for blocks $first-$((first + n - 1))"
+}
+
 @test "readahead: a 4 KiB miss reads its 64 KiB chunk in one origin read and fills it" {
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
 	settle_reset
@@ -45,15 +57,9 @@ settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
 	settle_reset
 	# The 8 blocks of a 32 KiB run (SSDCACHE_RUN_BYTES) share a set: one
 	# hit run, one SSD request, only if their slots follow in order.
-	r0=$(disk_reads ra_c)
-	dd if="$dm" of=/dev/null bs=32k skip=254 count=1 iflag=direct status=none
-	assert_eq 8 "$(ssdc_stat ra read_hits)" "hits, blocks 2032-2039"
-	assert_eq 1 $(( $(disk_reads ra_c) - r0 )) "SSD reads for blocks 2032-2039"
+	hit_reads 2032 8 1
 	# The whole 64 KiB chunk: its two runs, two requests.
-	r0=$(disk_reads ra_c)
-	dd if="$dm" of=/dev/null bs=64k skip=127 count=1 iflag=direct status=none
-	assert_eq 24 "$(ssdc_stat ra read_hits)" "hits, blocks 2032-2047"
-	assert_eq 2 $(( $(disk_reads ra_c) - r0 )) "SSD reads for blocks 2032-2047"
+	hit_reads 2032 16 2
 }
 
 @test "runs: a block's fill takes the slot after its run's cached neighbour, not the first free one" {
@@ -73,10 +79,7 @@ settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
 	blk "$dm" 2033 >/dev/null
 	ssdc_quiesce ra
 	settle_reset
-	r0=$(disk_reads ra_c)
-	dd if="$dm" of=/dev/null bs=8k skip=1016 count=1 iflag=direct status=none
-	assert_eq 2 "$(ssdc_stat ra read_hits)" "hits, blocks 2032-2033"
-	assert_eq 1 $(( $(disk_reads ra_c) - r0 )) "SSD reads for blocks 2032-2033"
+	hit_reads 2032 2 1
 }
 
 @test "readahead: a sequential 4 KiB reader reads each chunk ahead once" {
