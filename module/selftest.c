@@ -45,7 +45,7 @@ static u64 compare_page(struct ssdcache *sc, u64 pg, u64 *reported)
 	entries = (copy ? c1 : c0) + sizeof(struct ssdcache_disk_map_hdr);
 	for (s = first; s < min_t(u64, first + SSDCACHE_MAP_ENTRIES_PER_PAGE,
 				  sc->nr_blocks); s++) {
-		u32 set = s / SSDCACHE_ASSOC;
+		u32 set = ssdc_slot_set(s);
 		u64 v, disk = le64_to_cpu(entries[s - first]);
 
 		spin_lock_irqsave(&sc->sets[set].lock, flags);
