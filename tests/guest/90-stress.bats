@@ -21,8 +21,8 @@ verify_map() {
 
 ACTIONS=(suspend mode policy cutoff watermarks flush stats reset reload rate verify)
 
-# One random action on cache NAME; prints what it did. ACTION names the
-# action taken, for the message when it fails.
+# One random action on cache NAME; prints its name from ACTIONS, which is
+# also left in ACTION for the message when it fails.
 stress_action() {
 	local name=$1 dir n=10 r=0 a
 	dir=$(sysdir "$name")
@@ -33,25 +33,25 @@ stress_action() {
 	0) dmsetup suspend "$name" || return
 	   verify_map "$name" || r=$?
 	   sleep 0.$((RANDOM % 5))
-	   dmsetup resume "$name" && [ "$r" = 0 ] && echo suspend ;;
+	   dmsetup resume "$name" && [ "$r" = 0 ] ;;
 	1) local m=(writethrough writeback writearound writeback)
-	   dmsetup message "$name" 0 mode "${m[RANDOM % 4]}" && echo mode ;;
+	   dmsetup message "$name" 0 mode "${m[RANDOM % 4]}" ;;
 	2) local p=(lru fifo)
-	   echo "${p[RANDOM % 2]}" >"$dir/policy" && echo policy ;;
+	   echo "${p[RANDOM % 2]}" >"$dir/policy" ;;
 	3) local c=(0 65536 1048576 4194304)
-	   dmsetup message "$name" 0 sequential_cutoff "${c[RANDOM % 4]}" && echo cutoff ;;
+	   dmsetup message "$name" 0 sequential_cutoff "${c[RANDOM % 4]}" ;;
 	4) local lo=$((RANDOM % 50))
 	   dmsetup message "$name" 0 dirty_low 0 && dmsetup message "$name" 0 dirty_high $((lo + 10 + RANDOM % 40)) &&
-		dmsetup message "$name" 0 dirty_low "$lo" && echo watermarks ;;
-	5) dmsetup message "$name" 0 flush && echo flush ;;
+		dmsetup message "$name" 0 dirty_low "$lo" ;;
+	5) dmsetup message "$name" 0 flush ;;
 	6) find "$dir" -maxdepth 2 -type f -perm -0444 -exec cat {} + >/dev/null &&
-		"$SSDCACHECTL" stats --json "$name" >/dev/null &&
-		echo stats ;;
-	7) dmsetup message "$name" 0 reset_stats && echo reset ;;
-	8) dm_reload "$name" "$(dmsetup table "$name")" && echo reload ;;
-	9) dmsetup message "$name" 0 writeback_rate $(((RANDOM % 3) * 500)) && echo rate ;;
-	10) verify_map "$name" && echo verify ;;
-	esac
+		"$SSDCACHECTL" stats --json "$name" >/dev/null ;;
+	7) dmsetup message "$name" 0 reset_stats ;;
+	8) dm_reload "$name" "$(dmsetup table "$name")" ;;
+	9) dmsetup message "$name" 0 writeback_rate $(((RANDOM % 3) * 500)) ;;
+	10) verify_map "$name" ;;
+	esac || return
+	echo "$ACTION"
 }
 
 @test "stress: fio verify on 4 jobs while everything else changes under it" {
