@@ -254,17 +254,21 @@ static void failed_write(struct ssdcache *sc, struct bio *bio)
 
 static void wt_ssd_end_io(struct bio *clone)
 {
+	struct ssdc_clone *c = container_of(clone, struct ssdc_clone, bio);
 	struct bio *parent = clone->bi_private;
 	struct ssdcache *sc = ssdc_pb(parent)->sc;
-	u64 slot = container_of(clone, struct ssdc_clone, bio)->slot;
 	unsigned long flags;
+	unsigned int i;
 
 	if (clone->bi_status) {
-		struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
+		for (i = 0; i < c->nr; i++) {
+			u64 slot = c->slot + i;
+			struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
 
-		spin_lock_irqsave(&st->lock, flags);
-		ssdc_slot_write(sc, slot, sc->slots[slot] | SSDC_SF_SSD_ERR);
-		spin_unlock_irqrestore(&st->lock, flags);
+			spin_lock_irqsave(&st->lock, flags);
+			ssdc_slot_write(sc, slot, sc->slots[slot] | SSDC_SF_SSD_ERR);
+			spin_unlock_irqrestore(&st->lock, flags);
+		}
 		ssdc_count_error(sc, true, true);
 	}
 	bio_put(clone);
@@ -283,20 +287,24 @@ static void unreserve_slot(struct ssdcache *sc, u64 slot)
 }
 
 /*
- * Sends a copy of @bio's @len sectors from @skip on to @slot; the bio
- * completes once the copy is written too. False if no clone could be had.
+ * Sends a copy of @bio's @nr blocks from block @skip on to the adjacent
+ * slots from @slot; the bio completes once the copy is written too. False
+ * if no clone could be had.
  */
-static bool copy_to_slot(struct ssdcache *sc, struct bio *bio, u64 slot,
-			 sector_t skip, sector_t len, gfp_t gfp)
+static bool copy_to_slots(struct ssdcache *sc, struct bio *bio, u64 slot,
+			  unsigned int skip, unsigned int nr, gfp_t gfp)
 {
 	struct bio *clone = bio_alloc_clone(sc->cache->bdev, bio, gfp, &sc->bs);
+	struct ssdc_clone *c;
 
 	if (!clone)
 		return false;
-	container_of(clone, struct ssdc_clone, bio)->slot = slot;
+	c = container_of(clone, struct ssdc_clone, bio);
+	c->slot = slot;
+	c->nr = nr;
 	if (skip)
-		bio_advance(clone, skip << SECTOR_SHIFT);
-	clone->bi_iter.bi_size = len << SECTOR_SHIFT;
+		bio_advance(clone, (u64)skip << (sc->block_shift + SECTOR_SHIFT));
+	clone->bi_iter.bi_size = nr << (sc->block_shift + SECTOR_SHIFT);
 	clone->bi_opf &= ~(REQ_FUA | REQ_PREFLUSH);
 	clone->bi_iter.bi_sector = ssdc_slot_sector(sc, slot);
 	clone->bi_end_io = wt_ssd_end_io;
@@ -344,7 +352,7 @@ static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb
 	if (slot < 0)
 		return;
 	/* Set after the copy is sent: read at the bio's end, after its submission. */
-	if (copy_to_slot(sc, bio, slot, 0, sc->block_sectors, GFP_NOIO)) {
+	if (copy_to_slots(sc, bio, slot, 0, 1, GFP_NOIO)) {
 		pb->slot = slot;
 		pb->installed = 1;
 	} else {
@@ -352,31 +360,53 @@ static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb
 	}
 }
 
+/* How many of a run write's reserved slots from block @i on are adjacent. */
+static unsigned int wt_adjacent(struct ssdc_bio *pb, unsigned long reserved,
+				unsigned int i)
+{
+	unsigned int n = 1;
+
+	while (i + n < pb->nblocks && (reserved & BIT(i + n)) &&
+	       pb->run_slot[i + n] == pb->run_slot[i] + n)
+		n++;
+	return n;
+}
+
 /*
- * The same for each block of a run write. The clones after the first
- * come from the same bio_set before any is sent (dm queues our
+ * The same for each block of a run write: slots are reserved for all
+ * first (each next to its block's neighbour where free), and the blocks
+ * whose slots are adjacent go to the SSD in one request. The clones after
+ * the first come from the same bio_set before any is sent (dm queues our
  * submissions until map returns): they must not wait for its reserve;
- * a block that gets none is just not copied.
+ * blocks that get none are just not copied.
  */
 static void wt_install_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
+	unsigned long reserved = 0;
 	gfp_t gfp = GFP_NOIO;
-	unsigned int i;
+	unsigned int i, n, k;
 
 	for (i = 0; i < pb->nblocks; i++) {
 		u64 b = pb->oblock + i;
 		long slot = reserve_slot(sc, ssdc_set_of(sc, b), b);
 
-		if (slot < 0)
-			continue;
-		if (copy_to_slot(sc, bio, slot, (sector_t)i << sc->block_shift,
-				 sc->block_sectors, gfp)) {
+		if (slot >= 0) {
 			pb->run_slot[i] = slot;
-			pb->run_installed |= BIT(i);
-			gfp = GFP_NOWAIT | __GFP_NOWARN;
-		} else {
-			unreserve_slot(sc, slot);
+			reserved |= BIT(i);
 		}
+	}
+	for (i = 0; i < pb->nblocks; i += n) {
+		n = 1;
+		if (!(reserved & BIT(i)))
+			continue;
+		n = wt_adjacent(pb, reserved, i);
+		if (copy_to_slots(sc, bio, pb->run_slot[i], i, n, gfp)) {
+			pb->run_installed |= GENMASK(i + n - 1, i);
+			gfp = GFP_NOWAIT | __GFP_NOWARN;
+			continue;
+		}
+		for (k = i; k < i + n; k++)
+			unreserve_slot(sc, pb->run_slot[k]);
 	}
 }
 

@@ -336,7 +336,8 @@ static_assert(U8_MAX >= SSDC_READ_RUN && U8_MAX >= SSDC_WRITE_RUN &&
 
 /* A clone of ours to the SSD, with the slot it writes (io.c). */
 struct ssdc_clone {
-	u64 slot;
+	u64 slot;		/* the first slot written */
+	unsigned int nr;	/* write-through copy: adjacent slots from slot */
 	struct bio bio;		/* last: the bio_set's front pad is the rest */
 };
 

@@ -82,6 +82,26 @@ hit_reads() {
 	hit_reads 2032 2 1
 }
 
+@test "runs: a write-through run write's copies of adjacent slots go to the SSD in one bio" {
+	dm=$(ssdc_create ra "$origin" "$cache" writethrough format readahead_kb 0)
+	settle_reset
+	head -c 32768 /dev/urandom >"$BATS_TEST_TMPDIR/run"
+	u0=$(ssdc_used ra)
+	# Blocks 2032-2039, one run in one set, uncached: written in one
+	# 32 KiB request, copied to eight adjacent slots in one bio (not
+	# eight that the block layer may or may not merge).
+	sizes=$(ssd_write_bios ra_c dd if="$BATS_TEST_TMPDIR/run" of="$dm" bs=32k seek=254 \
+		oflag=direct status=none)
+	assert_eq 64 "${sizes//$'\n'/ }" "SSD data write bios (sectors each)"
+	ssdc_quiesce ra
+	assert_eq 8 $(( $(ssdc_used ra) - u0 )) "blocks cached"
+	hit_reads 2032 8 1
+	dmsetup message ra 0 reset_stats
+	cmp "$BATS_TEST_TMPDIR/run" <(dd if="$dm" bs=32k skip=254 count=1 iflag=direct status=none)
+	assert_eq 8 "$(ssdc_stat ra read_hits)" "read back from the cache"
+	cmp "$BATS_TEST_TMPDIR/run" <(dd if="$origin" bs=32k skip=254 count=1 iflag=direct status=none)
+}
+
 @test "readahead: a sequential 4 KiB reader reads each chunk ahead once" {
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough format)
 	settle_reset

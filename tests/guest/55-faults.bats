@@ -36,8 +36,9 @@ $ds $((total - ds)) $data"
 	dm=$(ssdc_create fw "$origin" "$lin" writethrough error_limit 0)
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/d" bs=4k count=64 status=none
 	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k count=32 seek=2500 oflag=direct status=none
-	# The other half as two writes of 16 blocks: each a run, one copy
-	# (clone) per block, each of which fails.
+	# The other half as two writes of 16 blocks: each a run, copied in one
+	# clone per set's adjacent slots; each clone fails, and every block
+	# it carried must be dropped.
 	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=64k count=2 iflag=skip_bytes skip=$((32 * 4096)) \
 		oflag=direct,seek_bytes seek=$((2532 * 4096)) status=none
 	assert_eq ok "$(ssdc_stat fw state)"

@@ -103,6 +103,31 @@ blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 # disk_reads DISK: reads completed by block device DISK (by its name).
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
+# ssd_write_bios DISK CMD...: runs CMD and prints the size in sectors of
+# each write bio without FUA (data, not the journal's) sent to block
+# device DISK (by its name) meanwhile, one a line, in order: what the
+# cache sent, before the block layer merges any of it.
+ssd_write_bios() {
+	local disk=$1 tr=/sys/kernel/tracing ev mm r=0
+	shift
+	ev=$tr/events/block/block_bio_queue
+	[ -e "$tr/trace" ] || mount -t tracefs none "$tr" || return
+	IFS=: read -r -a mm <"/sys/block/$disk/dev"
+	echo 0 >"$tr/tracing_on" && : >"$tr/trace" &&
+		echo "dev == $(((mm[0] << 20) | mm[1]))" >"$ev/filter" &&
+		echo 1 >"$ev/enable" && echo 1 >"$tr/tracing_on" || return
+	"$@" || r=$?
+	echo 0 >"$tr/tracing_on"
+	echo 0 >"$ev/enable"
+	echo 0 >"$ev/filter"
+	[ "$r" = 0 ] || return "$r"
+	# ... block_bio_queue: 253,1 WS 2192 + 8 [dd]
+	awk '{
+		for (i = 1; i <= NF; i++) if ($i == "block_bio_queue:") break
+		if (i < NF && $(i + 2) ~ /W/ && $(i + 2) !~ /F/ && $(i + 4) == "+") print $(i + 5)
+	}' "$tr/trace"
+}
+
 # read_blocks DEV BLOCK...: a 4 KiB O_DIRECT read of each block.
 read_blocks() {
 	local dev=$1
