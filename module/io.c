@@ -375,7 +375,7 @@ static unsigned int wt_adjacent(struct ssdc_bio *pb, unsigned long reserved,
 /*
  * The same for each block of a run write: slots are reserved for all
  * first (each next to its block's neighbour where free), and the blocks
- * whose slots are adjacent go to the SSD in one request. The clones after
+ * whose slots are adjacent go to the SSD in one clone. The clones after
  * the first come from the same bio_set before any is sent (dm queues our
  * submissions until map returns): they must not wait for its reserve;
  * blocks that get none are just not copied.
