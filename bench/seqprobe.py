@@ -105,7 +105,8 @@ def main():
         devs[key] = g.nullb_create(f"bench_{key}", mb, model)
     res = {}
     names = os.environ.get("SYSTEMS", "raw_hdd ssdcache_wb").split()
-    systems = {"ssdcache_wb": g.Ssdcache(devs, "writeback"), "raw_hdd": g.RawHdd(devs)}
+    systems = {"ssdcache_wb": g.Ssdcache(devs, "writeback"),
+               "ssdcache_wt": g.Ssdcache(devs, "writethrough"), "raw_hdd": g.RawHdd(devs)}
     for name in names:
         s = systems[name]
         s.create()
