@@ -103,13 +103,15 @@ blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 # disk_reads DISK: reads completed by block device DISK (by its name).
 disk_reads() { awk '{print $1}' "/sys/block/$1/stat"; }
 
-# ssd_write_bios DISK CMD...: runs CMD and prints the size in sectors of
-# each write bio without FUA (data, not the journal's) sent to block
-# device DISK (by its name) meanwhile, one a line, in order: what the
-# cache sent, before the block layer merges any of it.
+# ssd_write_bios DISK FROM CMD...: runs CMD and prints the size in sectors
+# of each write bio sent to block device DISK (by its name) at sector FROM
+# or after meanwhile, one a line, in order: what the cache sent, before
+# the block layer merges any of it. With FROM the data area's start, the
+# journal's commits are left out: a disk without a volatile write cache
+# has their FUA stripped before this trace point, so the flag cannot.
 ssd_write_bios() {
-	local disk=$1 tr=/sys/kernel/tracing ev mm r=0
-	shift
+	local disk=$1 from=$2 tr=/sys/kernel/tracing ev mm r=0
+	shift 2
 	ev=$tr/events/block/block_bio_queue
 	[ -e "$tr/trace" ] || mount -t tracefs none "$tr" || return
 	IFS=: read -r -a mm <"/sys/block/$disk/dev"
@@ -122,9 +124,10 @@ ssd_write_bios() {
 	echo 0 >"$ev/filter"
 	[ "$r" = 0 ] || return "$r"
 	# ... block_bio_queue: 253,1 WS 2192 + 8 [dd]
-	awk '{
+	awk -v from="$from" '{
 		for (i = 1; i <= NF; i++) if ($i == "block_bio_queue:") break
-		if (i < NF && $(i + 2) ~ /W/ && $(i + 2) !~ /F/ && $(i + 4) == "+") print $(i + 5)
+		if (i < NF && $(i + 2) ~ /W/ && $(i + 4) == "+" && $(i + 3) + 0 >= from + 0)
+			print $(i + 5)
 	}' "$tr/trace"
 }
 
