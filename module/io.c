@@ -361,12 +361,11 @@ static void wt_install(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb
 }
 
 /* How many of a run write's reserved slots from block @i on are adjacent. */
-static unsigned int wt_adjacent(struct ssdc_bio *pb, unsigned long reserved,
-				unsigned int i)
+static unsigned int wt_adjacent(struct ssdc_bio *pb, unsigned int i)
 {
 	unsigned int n = 1;
 
-	while (i + n < pb->nblocks && (reserved & BIT(i + n)) &&
+	while (i + n < pb->nblocks && (pb->run_installed & BIT(i + n)) &&
 	       pb->run_slot[i + n] == pb->run_slot[i] + n)
 		n++;
 	return n;
@@ -378,11 +377,11 @@ static unsigned int wt_adjacent(struct ssdc_bio *pb, unsigned long reserved,
  * whose slots are adjacent go to the SSD in one clone. The clones after
  * the first come from the same bio_set before any is sent (dm queues our
  * submissions until map returns): they must not wait for its reserve;
- * blocks that get none are just not copied.
+ * blocks that get none are just not copied. run_installed is read at the
+ * bio's end, after its submission: it may mark the reservations first.
  */
 static void wt_install_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
-	unsigned long reserved = 0;
 	gfp_t gfp = GFP_NOIO;
 	unsigned int i, n, k;
 
@@ -392,21 +391,21 @@ static void wt_install_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio
 
 		if (slot >= 0) {
 			pb->run_slot[i] = slot;
-			reserved |= BIT(i);
+			pb->run_installed |= BIT(i);
 		}
 	}
 	for (i = 0; i < pb->nblocks; i += n) {
 		n = 1;
-		if (!(reserved & BIT(i)))
+		if (!(pb->run_installed & BIT(i)))
 			continue;
-		n = wt_adjacent(pb, reserved, i);
+		n = wt_adjacent(pb, i);
 		if (copy_to_slots(sc, bio, pb->run_slot[i], i, n, gfp)) {
-			pb->run_installed |= GENMASK(i + n - 1, i);
 			gfp = GFP_NOWAIT | __GFP_NOWARN;
 			continue;
 		}
 		for (k = i; k < i + n; k++)
 			unreserve_slot(sc, pb->run_slot[k]);
+		pb->run_installed &= ~GENMASK(i + n - 1, i);
 	}
 }
 
