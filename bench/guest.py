@@ -582,6 +582,23 @@ def cpu_busy(before, after):
     return round((after[0] - before[0]) / max(1, after[1] - before[1]), 3)
 
 
+# What the kernel's memory management did (/proc/vmstat): stalls of a task
+# allocating memory, to reclaim or to compact, and huge pages faulted in.
+MM_STALLS = ("allocstall", "compact_stall", "pgscan_direct", "thp_fault_alloc")
+
+
+def mm_stat():
+    """MM_STALLS's counters (allocstall summed over its zones), from
+    /proc/vmstat."""
+    out = dict.fromkeys(MM_STALLS, 0)
+    for line in get("/proc/vmstat").split("\n"):
+        k, _, v = line.partition(" ")
+        name = "allocstall" if k.startswith("allocstall_") else k
+        if name in out:
+            out[name] += int(v)
+    return out
+
+
 def median_round(rounds, key):
     """The median of ROUNDS by KEY: the figure kept; all of them show the spread."""
     return sorted(rounds, key=key)[(len(rounds) - 1) // 2]
@@ -605,7 +622,7 @@ class FirstIO:
 
     def __init__(self, dev, hdd):
         self.dev, self.hdd = dev, hdd
-        self.start = (disk_stat(hdd), time.monotonic(), cpu_stat())
+        self.start = (disk_stat(hdd), time.monotonic(), cpu_stat(), mm_stat())
         self.base = disk_stat(dev)[:2]
         self.first = None
         self.done = threading.Event()
@@ -615,7 +632,7 @@ class FirstIO:
     def loop(self):
         while not self.done.wait(0.005):
             if disk_stat(self.dev)[:2] != self.base:
-                self.first = (disk_stat(self.hdd), time.monotonic(), cpu_stat())
+                self.first = (disk_stat(self.hdd), time.monotonic(), cpu_stat(), mm_stat())
                 return
 
     def finish(self):
@@ -627,15 +644,18 @@ class FirstIO:
         h1, t1 = disk_stat(self.hdd), time.monotonic()
         if self.first is None:
             return None, None, None
-        h0, t0, c0 = self.first
+        h0, t0, c0, m0 = self.first
         run = disk_rates(h0, h1, t1 - t0)
         run["guest_cpu_busy"] = cpu_busy(c0, cpu_stat())
         gap_s = t0 - self.start[1]
         d = [b - a for a, b in zip(self.start[0], h0)]
         # busy_ms: how long the HDD held requests in the gap (a first I/O
-        # that waits on the HDD model, not in the layer above, shows here).
+        # that waits on the HDD model, not in the layer above, shows here);
+        # mm: what memory management did meanwhile (a first I/O whose
+        # submission waits for reclaim or compaction shows there).
         gap = {"reads": d[0], "writes": d[1], "write_kib": d[5] // 2, "busy_ms": d[3],
-               "guest_cpu_busy": cpu_busy(self.start[2], c0)}
+               "guest_cpu_busy": cpu_busy(self.start[2], c0),
+               "mm": {k: m0[k] - self.start[3][k] for k in MM_STALLS}}
         return run, gap, round(gap_s, 3)
 
 

@@ -99,6 +99,22 @@ def rounds_spread(systems, w, key):
             for s in systems.values() if len(s.get(w, {}).get(key, [])) > 1]
 
 
+def mm_text(mm):
+    """What memory management did in a start-up gap, where any of it
+    happened: ", 3 reclaim stalls, 1 compaction stall"."""
+    names = (("allocstall", "reclaim stall", "reclaim stalls"),
+             ("compact_stall", "compaction stall", "compaction stalls"),
+             ("pgscan_direct", "page scanned by direct reclaim",
+              "pages scanned by direct reclaim"),
+             ("thp_fault_alloc", "huge page faulted in", "huge pages faulted in"))
+    out = ""
+    for key, one, many in names:
+        n = (mm or {}).get(key, 0)
+        if n:
+            out += f", {n:,} {one if n == 1 else many}"
+    return out
+
+
 def seq_hdd_line(systems, w, lines):
     """What a sequential run cost the HDD: requests per second and their
     average size, which show whether a layer cut or merged them; and,
@@ -121,7 +137,7 @@ def seq_hdd_line(systems, w, lines):
                       f"reads and {gap['writes']} writes")
                 if "busy_ms" in gap:
                     p += (f" (HDD busy {gap['busy_ms']:,} ms, guest CPU busy "
-                          f"{pct(gap['guest_cpu_busy'])})")
+                          f"{pct(gap['guest_cpu_busy'])}{mm_text(gap.get('mm'))})")
             parts.append(p)
     if parts:
         lines.append(f"HDD {d} requests: {'; '.join(parts)}.\n")

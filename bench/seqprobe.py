@@ -11,7 +11,9 @@ Inside the guest, from the top of the tree:
 writes DIR/probe.json. IDLE_S: seconds to wait before the reads (an
 idle-started cleaner batch begins after writeback_idle_ms, 2 s).
 SKIP_WRITE=1: no workload 2 first, so the dirty blocks the cleaner
-meets are the skewed mix's scattered ones.
+meets are the skewed mix's scattered ones. WITH_HIT=1: workload 1
+first too, as in a full run. The SSD is traced as well: what it served
+before the HDD's first read ("ssd_before_first_read").
 """
 import json
 import os
@@ -25,6 +27,7 @@ OUT = sys.argv[1]
 TR = "/sys/kernel/tracing"
 IDLE_S = float(os.environ.get("IDLE_S", "0"))
 SKIP_WRITE = os.environ.get("SKIP_WRITE") == "1"
+WITH_HIT = os.environ.get("WITH_HIT") == "1"
 EVENTS = ("block_bio_queue", "block_rq_issue", "block_rq_complete")
 
 
@@ -66,7 +69,7 @@ def mark(text):
         f.write(text)
 
 
-def summary(events, top, hdd):
+def summary(events, top, hdd, ssd):
     """The times (s, from the mark) of fio's first bio on TOP, of the
     HDD's first read issued and completed, and the HDD's writes issued
     before that first read completed."""
@@ -84,6 +87,12 @@ def summary(events, top, hdd):
     w_total = sum(1 for ts, e, d, rw in events
                   if e == "block_rq_issue" and d == hdd and "W" in rw and ts > t0)
 
+    ssd_before = {}
+    for ts, e, d, rw in events:
+        if e == "block_rq_issue" and d == ssd and t0 < ts < (rd_done or 1e9):
+            k = "reads" if "R" in rw else "writes" if "W" in rw else "other"
+            ssd_before[k] = ssd_before.get(k, 0) + 1
+
     def rel(t):
         return round(t - t0, 3) if t is not None else None
 
@@ -91,7 +100,7 @@ def summary(events, top, hdd):
             "hdd_first_read_done_s": rel(rd_done),
             "hdd_writes_before_first_read_done": w_before,
             "hdd_writes_after_first_bio_before_first_read_done": w_after_bio,
-            "hdd_writes_in_run": w_total}
+            "hdd_writes_in_run": w_total, "ssd_before_first_read": ssd_before}
 
 
 def main():
@@ -110,6 +119,8 @@ def main():
     for name in names:
         s = systems[name]
         s.create()
+        if WITH_HIT:
+            g.w_hit(s)
         if not SKIP_WRITE:
             g.w_write(s)
         g.w_mixed(s)
@@ -117,8 +128,8 @@ def main():
             g.read_settled(s)
             g.fio(s.dev, "probe", g.MIXED_SET, g.HOT_PROBE, secs=max(g.SECS // 2, 2))
             g.read_settled(s)
-        top, hdd = g.devt(s.dev)[1], g.devt(devs["hdd"])[1]
-        trace_start([s.dev, devs["hdd"]])
+        top, hdd, ssd = (g.devt(d)[1] for d in (s.dev, devs["hdd"], devs["ssd"]))
+        trace_start([s.dev, devs["hdd"], devs["ssd"]])
         # Long enough for an idle-started cleaner batch to begin.
         time.sleep(IDLE_S)
         mark("fio start")
@@ -126,7 +137,7 @@ def main():
                       g.SECS, keep=None)
         ev = trace_stop()
         lat = r.pop("first_ios")
-        out = {"fio": r, "trace": summary(ev, top, hdd), "first_lat_ms": lat[:12],
+        out = {"fio": r, "trace": summary(ev, top, hdd, ssd), "first_lat_ms": lat[:12],
                "max_lat_ms": max((x[1] for x in lat), default=None), "reads": len(lat)}
         if s.caches:
             out["status"] = " ".join(s.status())
