@@ -71,8 +71,8 @@ def mark(text):
 
 def summary(events, top, hdd, ssd):
     """The times (s, from the mark) of fio's first bio on TOP, of the
-    HDD's first read issued and completed, and the HDD's writes issued
-    before that first read completed."""
+    HDD's first read issued and completed, the HDD's writes issued
+    before that first read completed, and the SSD's requests meanwhile."""
     t0 = next(ts for ts, e, _, _ in events if e == "mark")
     first_bio = next((ts for ts, e, d, _ in events if e == "block_bio_queue" and d == top), None)
     rd_issue = next((ts for ts, e, d, rw in events
