@@ -108,6 +108,30 @@ plain_report_lacks() {
 	plain_report_lacks "$d" 'IOPS of each round'
 }
 
+@test "bench report: rounds paired with dm-linear rounds give their own ratio and target" {
+	d=$BATS_TEST_TMPDIR
+	# Write-through's medians miss (3,400 / 4,000 = 0.85x) while each of
+	# its rounds is within 0.95x of the reference round beside it.
+	edited_report "$d" 'r["systems"]["ssdcache_wt"]["hit"]["read"]["iops"] = 3400
+r["systems"]["ssdcache_wt"]["hit"]["rounds_iops"] = [3400, 3900, 3000]
+r["systems"]["ssdcache_wt"]["hit"]["ref_rounds_iops"] = [3500, 4000, 3200]
+r["systems"]["ssdcache_wb"]["hit"]["rounds_iops"] = [3000, 3000, 3000]
+r["systems"]["ssdcache_wb"]["hit"]["ref_rounds_iops"] = [4000, 3000, 3500]
+r["systems"]["ssdcache_wb"]["write"]["rounds_iops"] = [3000]
+r["systems"]["ssdcache_wb"]["write"]["ref_rounds_iops"] = [3200]'
+	md=$d/results.md
+	grep -F 'the median of the rounds'"'"' ratios (each round'"'"'s): ssdcache write-through 0.971x (0.971, 0.975, 0.938); ssdcache write-back 0.857x (0.750, 1.000, 0.857).' "$md"
+	grep -F '| hit path (write-through) >= 0.95x dm-linear | 0.85x | MISSED |' "$md"
+	grep -F '| hit path (write-through) >= 0.95x dm-linear, paired rounds | 0.97x | met |' "$md"
+	grep -F '| hit path (write-back) >= 0.95x dm-linear, paired rounds | 0.86x | MISSED |' "$md"
+	# Workload 2: one round and its reference.
+	grep -F 'ratios (each round'"'"'s): ssdcache write-back 0.938x (0.938).' "$md"
+	grep -F '| write-back 4 KiB random write >= 0.9x dm-linear, paired rounds | 0.94x | met |' "$md"
+	# Results without reference rounds (older runs): no such line or row.
+	plain_report_lacks "$d" 'Paired with dm-linear'
+	plain_report_lacks "$d" 'paired rounds'
+}
+
 @test "bench report: what the sequential runs cost the HDD is listed under their tables" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'for n, rd, wr in [("raw_hdd", 128, 128), ("ssdcache_wb", 64, 128)]:
