@@ -91,6 +91,7 @@ def table(res, w, title, unit, lines):
     if w.startswith("seq_"):
         seq_hdd_line(systems, w, lines)
         seq_first_line(systems, w, lines)
+        seq_stacks_line(systems, w, lines)
 
 
 def rounds_spread(systems, w, key):
@@ -179,6 +180,20 @@ def seq_first_line(systems, w, lines):
              for s in systems.values() if (f := s.get("seq", {}).get(f"{d}_first_ios"))]
     if parts:
         lines.append(f"First {d}s done, ms from fio's start (latency ms): {'; '.join(parts)}.\n")
+
+
+def seq_stacks_line(systems, w, lines):
+    """Where fio's threads waited in the kernel during a long start-up gap
+    (sampled only then): the stacks seen most often, with how often."""
+    d = "read" if w == "seq_read" else "write"
+    parts = []
+    for s in systems.values():
+        gap = (s.get("seq", {}).get(f"{d}_hdd") or {}).get("gap") or {}
+        for n, st in gap.get("fio_stacks", []):
+            parts.append(f"{s['label']} {n}x {st}")
+    if parts:
+        lines.append(f"fio's kernel stacks in the {d}s' start-up gap (sampled every "
+                     f"0.1 s after 1.5 s): {'; '.join(parts)}.\n")
 
 
 def pg_table(res, fs, lines):

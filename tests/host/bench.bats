@@ -170,6 +170,13 @@ r["systems"]["ssdcache_wb"]["seq"]["read_hdd"] = {"reads_s": 210.0, "kib_per_rea
 	grep -F 'ssdcache write-back 210/s of 114 KiB, after a 1.1 s start-up gap with 0 HDD reads and 0 writes (HDD busy 4 ms, guest CPU busy 50.0%).' "$d/results.md"
 }
 
+@test "bench report: where fio waited in a sequential run's long start-up gap, where sampled" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wt"]["seq"]["read_hdd"] = {"reads_s": 194.0, "kib_per_read": 114.0, "gap": {"reads": 0, "writes": 0, "fio_stacks": [[12, "folio_wait_bit < io_submit_one"], [3, "rwsem_down_read_slowpath < lock_mm_and_find_vma"]]}, "gap_s": 4.91}'
+	grep -F "fio's kernel stacks in the reads' start-up gap (sampled every 0.1 s after 1.5 s): ssdcache write-through 12x folio_wait_bit < io_submit_one; ssdcache write-through 3x rwsem_down_read_slowpath < lock_mm_and_find_vma." "$d/results.md"
+	plain_report_lacks "$d" "fio's kernel stacks"
+}
+
 @test "bench report: when a sequential run's first I/Os completed, where recorded" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["seq"]["read_first_ios"] = [[350, 347.9], [391, 293.7]]
