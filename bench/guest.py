@@ -590,7 +590,8 @@ MM_STALLS = ("allocstall", "compact_stall", "pgscan_direct", "thp_fault_alloc")
 def task_stacks(comm):
     """The kernel stacks of every thread of every task named COMM, each as
     its functions, innermost first, joined by " < " ("" for a thread in
-    user space); from /proc/PID/task/TID/stack (root)."""
+    user space, or running on another CPU: its stack is not walked);
+    from /proc/PID/task/TID/stack (root)."""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
