@@ -587,16 +587,25 @@ def cpu_busy(before, after):
 MM_STALLS = ("allocstall", "compact_stall", "pgscan_direct", "thp_fault_alloc")
 
 
+def tasks_named(comm):
+    """The PIDs of the tasks named COMM, oldest first (a task that ends
+    meanwhile is left out)."""
+    for pid in sorted(filter(str.isdigit, os.listdir("/proc")), key=int):
+        try:
+            if get(f"/proc/{pid}/comm") == comm:
+                yield pid
+        except OSError:
+            continue
+
+
 def task_stacks(comm):
     """The kernel stacks of every thread of every task named COMM, each as
     its functions, innermost first, joined by " < " ("" for a thread in
     user space, or running on another CPU: its stack is not walked);
     from /proc/PID/task/TID/stack (root)."""
     out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
+    for pid in tasks_named(comm):
         try:
-            if get(f"/proc/{pid}/comm") != comm:
-                continue
             for tid in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{tid}/stack") as f:
                     frames = [ln.split()[1].split("+")[0] for ln in f if len(ln.split()) > 1]
@@ -611,10 +620,8 @@ def task_cpu_ms(comm):
     far, threads included (/proc/PID/stat), oldest task first."""
     tick = os.sysconf("SC_CLK_TCK")
     out = []
-    for pid in sorted(filter(str.isdigit, os.listdir("/proc")), key=int):
+    for pid in tasks_named(comm):
         try:
-            if get(f"/proc/{pid}/comm") != comm:
-                continue
             f = get(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()
         except OSError:
             continue  # gone meanwhile
@@ -798,6 +805,10 @@ def hit_ratio(before, after):
 
 # ---- workloads -------------------------------------------------------
 
+# Workload 1's reads: its warm-up ends with BENCH_SECS of them.
+HIT_FIO = ["--rw=randread", "--bs=4k", "--iodepth=16"]
+
+
 def w_hit(s):
     """1. 4 KiB random reads, queue depth 16, on a fully cached set."""
     s.random_mode()
@@ -809,8 +820,7 @@ def w_hit(s):
         for _ in range(2):
             fio(s.dev, "warm_r", HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
         s.warm_mode(False)
-        fio(s.dev, "warm_rand", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16"],
-            secs=SECS)
+        fio(s.dev, "warm_rand", HIT_SET, HIT_FIO, secs=SECS)
     before = read_settled(s)
     rounds, ref_rounds = paired_rounds(s, HIT_ROUNDS, hit_fio)
     ratio = hit_ratio(before, read_settled(s))
@@ -833,8 +843,7 @@ RAMP_S = 2
 
 def hit_fio(dev):
     """One measured round of workload 1 on DEV."""
-    return fio(dev, "hit", HIT_SET, ["--rw=randread", "--bs=4k", "--iodepth=16",
-                                     f"--ramp_time={RAMP_S}"], secs=SECS)
+    return fio(dev, "hit", HIT_SET, HIT_FIO + [f"--ramp_time={RAMP_S}"], secs=SECS)
 
 
 def paired_rounds(s, n, measure):
