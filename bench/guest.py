@@ -658,12 +658,13 @@ def disk_rates(before, after, secs):
 
 
 # A start-up gap longer than STACK_AFTER_S: fio's threads' kernel stacks
-# are sampled every STACK_EVERY polls (5 ms each) until the first I/O
+# are sampled every STACK_EVERY polls (POLL_S each) until the first I/O
 # completes, and the STACKS_KEPT most often seen kept: where a submission
 # that blocked for seconds (6.1 at 4fb80b0: fio's first read issued at
 # 4 ms, its second only at 1,990 ms) waited. A thread running on the
 # other CPU shows no stack; the user and system CPU time each fio task
 # had used when the first I/O completed ("fio_cpu_ms") say where it ran.
+POLL_S = 0.005
 STACK_AFTER_S = 1.5
 STACK_EVERY = 20
 STACKS_KEPT = 3
@@ -688,7 +689,7 @@ class FirstIO:
 
     def loop(self):
         n = 0
-        while not self.done.wait(0.005):
+        while not self.done.wait(POLL_S):
             if disk_stat(self.dev)[:2] != self.base:
                 self.first = (disk_stat(self.hdd), time.monotonic(), cpu_stat(), mm_stat())
                 self.fio_cpu = task_cpu_ms("fio")
@@ -722,7 +723,8 @@ class FirstIO:
                "mm": {k: m0[k] - self.start[3][k] for k in MM_STALLS},
                "fio_stacks": sorted(([c, st] for st, c in self.stacks.items()),
                                     reverse=True)[:STACKS_KEPT],
-               "fio_cpu_ms": self.fio_cpu}
+               "fio_cpu_ms": self.fio_cpu,
+               "stack_every_s": round(STACK_EVERY * POLL_S, 3), "stack_after_s": STACK_AFTER_S}
         return run, gap, round(gap_s, 3)
 
 

@@ -204,19 +204,21 @@ def seq_stacks_line(systems, w, lines):
     (sampled only then): the stacks seen most often, with how often."""
     d = "read" if w == "seq_read" else "write"
     parts, cpu = [], []
+    every, after = 0.1, 1.5     # the sampler's, in results from before they were recorded
     for s in systems.values():
         h = s.get("seq", {}).get(f"{d}_hdd") or {}
         gap = h.get("gap") or {}
+        every, after = gap.get("stack_every_s", every), gap.get("stack_after_s", after)
         for n, st in gap.get("fio_stacks", []):
             parts.append(f"{s['label']} {n}x {st}")
-        if gap.get("fio_cpu_ms") and (h.get("gap_s") or 0) > 1.5:
+        if gap.get("fio_cpu_ms") and (h.get("gap_s") or 0) > after:
             cpu.append(f"{s['label']} " + ", ".join(f"{u:,}/{k:,}" for u, k in gap["fio_cpu_ms"]))
     if parts:
         lines.append(f"fio's kernel stacks in the {d}s' start-up gap (sampled every "
-                     f"0.1 s after 1.5 s): {'; '.join(parts)}.\n")
+                     f"{every:g} s after {after:g} s): {'; '.join(parts)}.\n")
     if cpu:
         lines.append(f"CPU time of each fio task (user/system ms) when the first {d} "
-                     f"completed, after a start-up gap over 1.5 s: {'; '.join(cpu)}.\n")
+                     f"completed, after a start-up gap over {after:g} s: {'; '.join(cpu)}.\n")
 
 
 def pg_table(res, fs, lines):

@@ -196,6 +196,14 @@ r["systems"]["raw_hdd"]["seq"]["read_hdd"] = {"reads_s": 194.0, "kib_per_read": 
 	plain_report_lacks "$d" "CPU time of each fio task"
 }
 
+@test "bench report: the stack sampler's settings as the run recorded them" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wt"]["seq"]["read_hdd"] = {"reads_s": 194.0, "kib_per_read": 114.0, "gap": {"reads": 0, "writes": 0, "fio_stacks": [[7, "io_schedule < blk_mq_get_tag"]], "fio_cpu_ms": [[50, 60]], "stack_every_s": 0.2, "stack_after_s": 2.5}, "gap_s": 2.0}'
+	grep -F "fio's kernel stacks in the reads' start-up gap (sampled every 0.2 s after 2.5 s): ssdcache write-through 7x io_schedule < blk_mq_get_tag." "$d/results.md"
+	# A 2 s gap is not over the recorded 2.5 s: no CPU times.
+	! grep -F "CPU time of each fio task" "$d/results.md"
+}
+
 @test "bench report: when a sequential run's first I/Os completed, where recorded" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["seq"]["read_first_ios"] = [[350, 347.9], [391, 293.7]]
