@@ -113,13 +113,7 @@ def warm(dev):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    g.run(["modprobe", "null_blk", "nr_devices=0"])
-    g.udev_nowatch()
-    g.settle()
-    devs = {}
-    for key, mb, model in (("hdd", g.ORIGIN_MB, "hdd"), ("ssd", g.CACHE_MB, "ssd"),
-                           ("ssdbig", g.ORIGIN_MB, "ssd")):
-        devs[key] = g.nullb_create(f"bench_{key}", mb, g.disk_model(model))
+    devs = g.probe_devices()
     big = devs["ssdbig"]
     ref = g.dm_create("bench_ref", f"0 {g.sectors(big)} linear {big} 0")
     res = []
@@ -143,8 +137,7 @@ def main():
         save(measure(s.name, s.dev, ref))
         s.destroy()
     g.dm_remove("bench_ref")
-    for key in devs:
-        g.nullb_remove(f"bench_{key}")
+    g.remove_devices(devs)
 
 
 if __name__ == "__main__":

@@ -185,6 +185,31 @@ def nullb_create(name, mb, model):
     return wait_dev(dev)
 
 
+# The disks every system is measured on: the HDD model, the SSD model
+# every cache gets, and the raw SSD model (also under dm-linear).
+DEVICES = (("hdd", ORIGIN_MB, "hdd"), ("ssd", CACHE_MB, "ssd"), ("ssdbig", ORIGIN_MB, "ssd"))
+
+
+def create_devices():
+    """DEVICES as null_blk disks named bench_<key>: {key: device}."""
+    return {key: nullb_create(f"bench_{key}", mb, disk_model(model))
+            for key, mb, model in DEVICES}
+
+
+def probe_devices():
+    """For a probe (bench/*probe.py): null_blk loaded, udev's watch off,
+    then create_devices()."""
+    run(["modprobe", "null_blk", "nr_devices=0"])
+    udev_nowatch()
+    settle()
+    return create_devices()
+
+
+def remove_devices(devs):
+    for key in devs:
+        nullb_remove(f"bench_{key}")
+
+
 def nullb_remove(name):
     d = f"{CFS}/{name}"
     if os.path.isdir(d):
@@ -1152,10 +1177,8 @@ def main():
         "systems": {},
     }
     log("creating the devices (HDD and SSD models, written once in full)")
-    devs = {}
-    for key, mb, model in (("hdd", ORIGIN_MB, "hdd"), ("ssd", CACHE_MB, "ssd"),
-                           ("ssdbig", ORIGIN_MB, "ssd")):
-        devs[key] = nullb_create(f"bench_{key}", mb, disk_model(model))
+    devs = create_devices()
+    for key, mb, _ in DEVICES:
         results["devices"][key] = {"mb": mb, "model": nullb_model_params(f"bench_{key}")}
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
     systems += [s for s in extra_systems(devs) if s.name in wanted]

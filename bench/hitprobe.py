@@ -53,13 +53,7 @@ def one(devs, mode, rnd):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    g.run(["modprobe", "null_blk", "nr_devices=0"])
-    g.udev_nowatch()
-    g.settle()
-    devs = {}
-    for key, mb, model in (("hdd", g.ORIGIN_MB, "hdd"), ("ssd", g.CACHE_MB, "ssd"),
-                           ("ssdbig", g.ORIGIN_MB, "ssd")):
-        devs[key] = g.nullb_create(f"bench_{key}", mb, g.disk_model(model))
+    devs = g.probe_devices()
     res = []
     for rnd in range(ROUNDS):
         modes = ["writethrough", "writeback"]
@@ -67,8 +61,7 @@ def main():
             res.append(one(devs, mode, rnd))
             with open(f"{OUT}/hitprobe.json", "w") as f:
                 json.dump(res, f, indent=1)
-    for key in devs:
-        g.nullb_remove(f"bench_{key}")
+    g.remove_devices(devs)
 
 
 if __name__ == "__main__":

@@ -32,13 +32,7 @@ def rnd(dev):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    g.run(["modprobe", "null_blk", "nr_devices=0"])
-    g.udev_nowatch()
-    g.settle()
-    devs = {}
-    for key, mb, model in (("hdd", g.ORIGIN_MB, "hdd"), ("ssd", g.CACHE_MB, "ssd"),
-                           ("ssdbig", g.ORIGIN_MB, "ssd")):
-        devs[key] = g.nullb_create(f"bench_{key}", mb, g.disk_model(model))
+    devs = g.probe_devices()
     for k in ("ssd", "ssdbig"):
         g.log(f"{k} {g.nullb_model_params('bench_' + k)}")
     big, small = devs["ssdbig"], devs["ssd"]
@@ -59,6 +53,7 @@ def main():
         json.dump({"rounds": res, "summary": summ}, f)
     g.dm_remove("bench_ref")
     g.dm_remove("bench_ref2")
+    g.remove_devices(devs)
 
 
 if __name__ == "__main__":
