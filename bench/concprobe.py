@@ -52,9 +52,7 @@ def alt(dev, ref, ref_first, pin=None):
     order = [("ref", ref), ("dev", dev)] if ref_first else [("dev", dev), ("ref", ref)]
     extra = [f"--cpus_allowed={pin}"] if pin is not None else []
     for key, d in order:
-        r = g.fio(d, "hit", g.HIT_SET, g.HIT_FIO + [f"--ramp_time={g.RAMP_S}"] + extra,
-                  secs=SLICE)
-        iops[key] = r["read"]["iops"]
+        iops[key] = g.hit_fio(d, SLICE, extra)["read"]["iops"]
     return iops["dev"], iops["ref"]
 
 
@@ -104,13 +102,6 @@ def measure(name, dev, ref):
     return res
 
 
-def warm(dev):
-    g.fio(dev, "warm_w", g.HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
-    for _ in range(2):
-        g.fio(dev, "warm_r", g.HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
-    g.fio(dev, "warm_rand", g.HIT_SET, g.HIT_FIO, secs=g.SECS)
-
-
 def main():
     os.makedirs(OUT, exist_ok=True)
     devs = g.probe_devices()
@@ -131,9 +122,7 @@ def main():
         s = g.Ssdcache(devs, mode)
         s.create()
         s.random_mode()
-        s.warm_mode(True)
-        warm(s.dev)
-        s.warm_mode(False)
+        g.warm_hit(s)
         save(measure(s.name, s.dev, ref))
         s.destroy()
     g.dm_remove("bench_ref")

@@ -836,18 +836,23 @@ def hit_ratio(before, after):
 HIT_FIO = ["--rw=randread", "--bs=4k", "--iodepth=16"]
 
 
+def warm_hit(s):
+    """Workload 1's warm-up of system S, in its random mode: a write pass
+    (dm-writecache caches only what is written), two read passes, then
+    random reads: each system fills as it can."""
+    s.warm_mode(True)
+    fio(s.dev, "warm_w", HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
+    for _ in range(2):
+        fio(s.dev, "warm_r", HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
+    s.warm_mode(False)
+    fio(s.dev, "warm_rand", HIT_SET, HIT_FIO, secs=SECS)
+
+
 def w_hit(s):
     """1. 4 KiB random reads, queue depth 16, on a fully cached set."""
     s.random_mode()
     if s.caches:
-        s.warm_mode(True)
-        # A write pass (dm-writecache caches only what is written), two
-        # read passes, then random reads: each system fills as it can.
-        fio(s.dev, "warm_w", HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
-        for _ in range(2):
-            fio(s.dev, "warm_r", HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
-        s.warm_mode(False)
-        fio(s.dev, "warm_rand", HIT_SET, HIT_FIO, secs=SECS)
+        warm_hit(s)
     before = read_settled(s)
     rounds, ref_rounds = paired_rounds(s, HIT_ROUNDS, hit_fio)
     ratio = hit_ratio(before, read_settled(s))
@@ -868,9 +873,10 @@ def w_hit(s):
 RAMP_S = 2
 
 
-def hit_fio(dev):
-    """One measured round of workload 1 on DEV."""
-    return fio(dev, "hit", HIT_SET, HIT_FIO + [f"--ramp_time={RAMP_S}"], secs=SECS)
+def hit_fio(dev, secs=SECS, extra=()):
+    """One measured round of workload 1 on DEV (of SECS, with fio options
+    EXTRA too for a probe)."""
+    return fio(dev, "hit", HIT_SET, HIT_FIO + [f"--ramp_time={RAMP_S}", *extra], secs=secs)
 
 
 def paired_rounds(s, n, measure):

@@ -25,11 +25,6 @@ CYCLES = int(os.environ.get("CYCLES", "8"))
 SLICE = int(os.environ.get("SLICE", "10"))
 
 
-def rnd(dev):
-    r = g.fio(dev, "hit", g.HIT_SET, g.HIT_FIO + [f"--ramp_time={g.RAMP_S}"], secs=SLICE)
-    return r["read"]["iops"]
-
-
 def main():
     os.makedirs(OUT, exist_ok=True)
     devs = g.probe_devices()
@@ -44,7 +39,7 @@ def main():
         if c % 2:
             order = order[::-1]
         for k, d in order:
-            res[k].append(rnd(d))
+            res[k].append(g.hit_fio(d, SLICE)["read"]["iops"])
         g.log(json.dumps({k: round(v[-1]) for k, v in res.items()}))
     summ = {k: round(sum(res[k]) / sum(res["big"]), 3) for k in res}
     summ["median_small"] = round(statistics.median(a / b for a, b in zip(res["small"], res["big"])), 3)
