@@ -18,7 +18,8 @@ the raw SSD model, measured in one boot in the ways METHODS names
 
 First dm-linear against the reference (both dm-linear over the same
 device: the method's own noise, which should be 1.00x), then ssdcache
-write-through and write-back, each warmed as workload 1 is. Each pair's
+write-through and write-back (or the modes MODES names, in its order,
+repeats allowed), each warmed as workload 1 is. Each pair's
 ratio of IOPS, and per method the median and spread (max - min) of the
 ratios, go to DIR/concprobe.json.
 
@@ -38,6 +39,9 @@ OUT = sys.argv[1]
 PAIRS = int(os.environ.get("PAIRS", "5"))
 SLICE = int(os.environ.get("SLICE", "10"))
 METHODS = os.environ.get("METHODS", "alt conc").split()
+MODES = os.environ.get("MODES", "writethrough writeback").split()
+if set(MODES) - {"writethrough", "writeback"}:
+    sys.exit(f"concprobe: MODES: writethrough or writeback, not {MODES}")
 if not METHODS or set(METHODS) - {"alt", "alt_pin", "conc", "conc_swap"}:
     sys.exit(f"concprobe: METHODS: one or more of alt alt_pin conc conc_swap, not {METHODS}")
 FIO_OPTS = ["--direct=1", "--ioengine=libaio", "--randrepeat=1", "--time_based",
@@ -118,7 +122,7 @@ def main():
     lin.create()
     save(measure(lin.name, lin.dev, ref))
     lin.destroy()
-    for mode in ("writethrough", "writeback"):
+    for mode in MODES:
         s = g.Ssdcache(devs, mode)
         s.create()
         s.random_mode()
