@@ -274,6 +274,7 @@ struct ssdcache {
 	unsigned int wb_yield;		/* 1: pause under foreground I/O */
 	unsigned int wb_backoff_ms;	/* pause after failed batches, 0: none */
 	bool wb_flush_all;		/* "flush" message: clean everything */
+	bool wb_flush_sync;		/* "flush" message: commit before a batch */
 	bool wb_draining;		/* above high, cleaning down to low */
 	bool wb_stopped;		/* suspended or being destroyed */
 	unsigned long last_fg;		/* jiffies of the last foreground bio */

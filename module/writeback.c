@@ -13,7 +13,9 @@
  * When it runs: above the high watermark until the low one, when the
  * origin has been idle for wb_idle_ms, after a "flush" message until
  * nothing is dirty, and always outside write-back mode (draining) or when
- * degraded (health.c).
+ * degraded (health.c). A "flush" message first commits the journal, so
+ * that the blocks written before it are synced and cleanable at once
+ * rather than after the next timed commit.
  *
  * A batch started only because the origin was idle gets out of the way
  * (with wb_yield on): it reads and writes SSDC_WB_IDLE_RUNS runs at a
@@ -553,6 +555,21 @@ static unsigned long pause_ms(struct ssdcache *sc, unsigned int n)
 	return ms;
 }
 
+/*
+ * After a "flush" message: one commit that syncs the dirty blocks not yet
+ * synced (written with no flush or FUA since), so that the batches after
+ * it can take them. A failed commit fails the cache (meta.c).
+ */
+static void flush_sync(struct ssdcache *sc)
+{
+	if (!READ_ONCE(sc->wb_flush_sync))
+		return;
+	WRITE_ONCE(sc->wb_flush_sync, false);
+	if (READ_ONCE(sc->wb_flush_all) && READ_ONCE(sc->valid_pending) &&
+	    !ssdc_meta_commit(sc))
+		atomic_set(&sc->wb_batch->rescan, 1);
+}
+
 static void wb_fn(struct work_struct *work)
 {
 	struct ssdcache *sc = container_of(to_delayed_work(work), struct ssdcache, wb_work);
@@ -562,7 +579,9 @@ static void wb_fn(struct work_struct *work)
 	if (READ_ONCE(sc->wb_stopped) || READ_ONCE(sc->failed))
 		return;
 	due = clean_due(sc);
-	if (due != WB_NOT_DUE) {
+	if (due == WB_MUST)
+		flush_sync(sc);
+	if (due != WB_NOT_DUE && !READ_ONCE(sc->failed)) {
 		if (clean_one_batch(sc, due)) {
 			delay = backoff(sc);
 		} else {
@@ -620,11 +639,13 @@ int ssdc_wb_message(struct ssdcache *sc, unsigned int argc, char **argv)
 {
 	if (argc == 1 && !strcasecmp(argv[0], "flush")) {
 		atomic_set(&sc->wb_batch->rescan, 1);
+		WRITE_ONCE(sc->wb_flush_sync, true);
 		WRITE_ONCE(sc->wb_flush_all, true);
 		ssdc_wb_kick(sc);
 		return 0;
 	}
 	if (argc == 2 && !strcasecmp(argv[0], "flush") && !strcasecmp(argv[1], "cancel")) {
+		WRITE_ONCE(sc->wb_flush_sync, false);
 		WRITE_ONCE(sc->wb_flush_all, false);
 		return 0;
 	}
