@@ -14,14 +14,18 @@ Environment:
   BENCH_SYSTEMS   the systems to run, by name (default: all but ssdcache_wb_ra0,
                   write-back with readahead off, and ssdcache_wb_8k, write-back
                   with 8 KiB blocks, run only when named)
-  BENCH_WORKLOADS the workloads: hit write mixed seq pgbench (default: all)
-  BENCH_FS        filesystems for pgbench (default "ext4"; "ext4 xfs")
+  BENCH_WORKLOADS the workloads: hit write mixed seq pgbench sysbench
+                  (default: all but sysbench, run only when named)
+  BENCH_FS        filesystems for pgbench and sysbench (default "ext4"; "ext4 xfs")
   BENCH_PG_SCALE  pgbench scale (default 20: a 546 MiB data directory)
   BENCH_PG_CACHE_MB  the cache device for pgbench (default 768: the
                   database fits in it, as an operator would size it)
   BENCH_PG_PREWARM   1 (default): read the database's files twice, through
                   each cache's warm mode, before pgbench; 0: start cold
   BENCH_PG_ROUNDS measured pgbench runs per system (default 3, the median kept)
+  BENCH_SB_ROWS   rows in each of sysbench's 4 tables on MariaDB (default
+                  500000: a database of about 500 MiB); sysbench shares
+                  pgbench's cache device, prewarm and rounds
 """
 
 import json
@@ -83,6 +87,12 @@ PG_PREWARM = os.environ.get("BENCH_PG_PREWARM", "1") == "1"
 # up to 2x (dm-linear: 129 then 146 TPS in one boot, 58 in another): a
 # checkpoint or autovacuum falls in one run and not in the next.
 PG_ROUNDS = max(1, int(os.environ.get("BENCH_PG_ROUNDS", "3")))
+# sysbench's OLTP read/write on MariaDB: 4 tables of SB_ROWS rows, InnoDB
+# with O_DIRECT and a buffer pool much smaller than the database (its
+# own cache, so no cgroup is needed to keep the page cache out).
+SB_TABLES = 4
+SB_ROWS = int(os.environ.get("BENCH_SB_ROWS", "500000"))
+SB_POOL = "64M"
 
 # Working sets, as regions of the origin, so that one workload's data does
 # not serve another's (offset MiB, size MiB).
@@ -1088,26 +1098,31 @@ def io_per_txn(before, after, n):
 
 
 def pgbench_measured(s, secs):
-    """pgbench_run() with what each transaction cost the system's top
-    device, the HDD and the cache device, and the guest's CPU."""
+    return measured_txn(s, lambda: pgbench_run(secs))
+
+
+def measured_txn(s, bench):
+    """BENCH() (pgbench_run() or sysbench_run()) with what each
+    transaction cost the system's top device, the HDD and the cache
+    device, and the guest's CPU."""
     devs = {"top": s.dev, "hdd": s.devs["hdd"]}
     if s.caches:
         devs["ssd"] = s.devs["ssd"]
     io0 = {k: disk_stat(d) for k, d in devs.items()}
     cpu0 = cpu_stat()
-    r = pgbench_run(secs)
+    r = bench()
     r["guest_cpu_busy"] = cpu_busy(cpu0, cpu_stat())
     r["io_per_txn"] = {k: io_per_txn(io0[k], disk_stat(d), r["transactions"])
                        for k, d in devs.items()}
     return r
 
 
-def prewarm(s):
+def prewarm(s, datadir=f"{MNT}/data"):
     """Reads the database's files twice with O_DIRECT, the cache in its
     warm mode (as workload 1's warm-up): what an operator does with
     pg_prewarm or a cat of the data directory after attaching a cache.
     A write cache (dm-writecache) holds what the copy wrote instead."""
-    files = run(["find", f"{MNT}/data", "-type", "f", "-size", "+64k"]).split()
+    files = run(["find", datadir, "-type", "f", "-size", "+64k"]).split()
     s.warm_mode(True)
     try:
         for _ in range(2):
@@ -1160,6 +1175,141 @@ def w_pgbench(s, fs, golden):
     return r
 
 
+# ---- sysbench on MariaDB ---------------------------------------------
+
+MY_RUN = "/tmp/ssdc-bench-my"
+MY_SOCK = f"{MY_RUN}/mysqld.sock"
+MY_DIR = f"{MNT}/mysql"
+_mysqld = None
+
+
+def my_start():
+    """Starts MariaDB on MY_DIR, local socket only, no grant tables;
+    returns once it answers."""
+    global _mysqld  # pylint: disable=global-statement
+    os.makedirs(MY_RUN, exist_ok=True)
+    run(["chown", "mysql:mysql", MY_RUN])
+    _mysqld = subprocess.Popen(  # pylint: disable=consider-using-with
+        ["/usr/sbin/mariadbd", "--no-defaults", "--user=mysql", f"--datadir={MY_DIR}",
+         f"--socket={MY_SOCK}", f"--pid-file={MY_RUN}/mysqld.pid", "--skip-networking",
+         "--skip-grant-tables", f"--log-error={MNT}/mysqld.err",
+         f"--innodb-buffer-pool-size={SB_POOL}", "--innodb-flush-method=O_DIRECT",
+         "--innodb-log-file-size=128M", "--innodb-flush-log-at-trx-commit=1",
+         # No buffer pool dump at shutdown nor load at startup: each
+         # system's pool starts empty and warms in the warm-up run.
+         "--innodb-buffer-pool-dump-at-shutdown=OFF",
+         "--innodb-buffer-pool-load-at-startup=OFF",
+         "--performance-schema=OFF", "--max-connections=32"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/tmp")
+    t0 = time.monotonic()
+    while subprocess.run(["mariadb-admin", f"--socket={MY_SOCK}", "ping"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         check=False).returncode:
+        if _mysqld.poll() is not None or time.monotonic() - t0 > 600:
+            raise RuntimeError(f"mariadbd did not start (exit {_mysqld.poll()}); "
+                               f"see {MNT}/mysqld.err")
+        time.sleep(1)
+
+
+def my_stop():
+    global _mysqld  # pylint: disable=global-statement
+    if _mysqld is None:
+        return
+    run(["mariadb-admin", f"--socket={MY_SOCK}", "shutdown"], check=False)
+    try:
+        _mysqld.wait(timeout=600)
+    except subprocess.TimeoutExpired:
+        _mysqld.kill()
+        _mysqld.wait()
+    _mysqld = None
+
+
+def sysbench(cmd, threads, extra=()):
+    return run(["sysbench", "oltp_read_write", "--db-driver=mysql", f"--mysql-socket={MY_SOCK}",
+                "--mysql-user=root", "--mysql-db=sbtest", f"--tables={SB_TABLES}",
+                f"--table-size={SB_ROWS}", f"--threads={threads}"] + list(extra) + [cmd])
+
+
+def sb_golden_image(fs):
+    """A null_blk disk holding a filesystem with MariaDB's data directory
+    and sysbench's tables: each system gets a copy."""
+    dev = nullb_create(f"bench_sbgold_{fs}", GOLDEN_MB, "fast")
+    mkfs(fs, dev)
+    os.makedirs(MNT, exist_ok=True)
+    run(["mount", dev, MNT])
+    try:
+        os.makedirs(MY_DIR)
+        run(["chown", "mysql:mysql", MNT, MY_DIR])
+        run(["mariadb-install-db", "--no-defaults", "--user=mysql", f"--datadir={MY_DIR}",
+             "--auth-root-authentication-method=normal", "--skip-test-db"])
+        my_start()
+        try:
+            run(["mariadb", f"--socket={MY_SOCK}", "-e", "CREATE DATABASE sbtest"])
+            t0 = time.monotonic()
+            sysbench("prepare", SB_TABLES)
+            log(f"sysbench prepare, {SB_TABLES} x {SB_ROWS} rows on {fs}: "
+                f"{time.monotonic() - t0:.0f} s")
+        finally:
+            my_stop()
+        used = run(["du", "-sm", MY_DIR]).split()[0]
+    finally:
+        run(["umount", MNT], check=False)
+    return dev, int(used)
+
+
+def sysbench_run(secs):
+    out = sysbench("run", 4, [f"--time={secs}", "--report-interval=0"])
+    m = re.search(r"transactions:\s+([0-9]+)\s+\(([0-9.]+) per sec", out)
+    lat = float(re.search(r"avg:\s+([0-9.]+)", out).group(1))
+    p95 = re.search(r"95th percentile:\s+([0-9.]+)", out)
+    return {"tps": float(m.group(2)), "latency_ms": lat, "transactions": int(m.group(1)),
+            "p95_ms": float(p95.group(1)) if p95 else None}
+
+
+def w_sysbench(s, fs, golden):
+    """5b. MariaDB with sysbench's OLTP read/write (4 threads) on a
+    filesystem on the system, its buffer pool much smaller than the
+    database: as w_pgbench, the same copy, prewarm and rounds."""
+    phases = {}
+    t = time.monotonic()
+
+    def phase(name):
+        nonlocal t
+        now = time.monotonic()
+        phases[name] = round(now - t, 1)
+        t = now
+
+    run(["dd", f"if={golden}", f"of={s.dev}", "bs=4M", "oflag=direct", "status=none"])
+    phase("copy")
+    s.random_mode()
+    run(["mount", s.dev, MNT])
+    try:
+        if PG_PREWARM and s.caches:
+            prewarm(s, MY_DIR)
+            phase("prewarm")
+        my_start()
+        phase("start")
+        try:
+            warm = sysbench_run(SECS)
+            phase("warmup")
+            before = read_settled(s)
+            rounds = [measured_txn(s, lambda: sysbench_run(2 * SECS))
+                      for _ in range(PG_ROUNDS)]
+            r = median_round(rounds, lambda x: x["tps"])
+            r["rounds_tps"] = [round(x["tps"], 1) for x in rounds]
+            r["hit_ratio"] = hit_ratio(before, read_settled(s))
+            r["warmup"] = warm
+            phase("measured")
+        finally:
+            my_stop()
+            phase("stop")
+    finally:
+        run(["umount", MNT], check=False)
+        s.default_mode()
+    r["phase_secs"] = phases
+    return r
+
+
 # ---- main ------------------------------------------------------------
 
 def main():
@@ -1180,6 +1330,9 @@ def main():
         "sets_mb": {"hit": HIT_SET, "write": WRITE_SET, "mixed": MIXED_SET, "seq": SEQ_SET},
         "pgbench": {"scale": PG_SCALE, "memory_limit": PG_MEMORY, "clients": 4,
                     "cache_mb": PG_CACHE_MB, "prewarm": PG_PREWARM, "rounds": PG_ROUNDS},
+        "sysbench": {"tables": SB_TABLES, "rows": SB_ROWS, "buffer_pool": SB_POOL,
+                     "threads": 4, "cache_mb": PG_CACHE_MB, "prewarm": PG_PREWARM,
+                     "rounds": PG_ROUNDS},
         "systems": {},
     }
     log("creating the devices (HDD and SSD models, written once in full)")
@@ -1188,13 +1341,17 @@ def main():
         results["devices"][key] = {"mb": mb, "model": nullb_model_params(f"bench_{key}")}
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
     systems += [s for s in extra_systems(devs) if s.name in wanted]
-    goldens = {}
-    if "pgbench" in WORKLOADS:
+    goldens = {}    # (database workload, filesystem): (image, MiB used)
+    if "pgbench" in WORKLOADS or "sysbench" in WORKLOADS:
         devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB, disk_model("ssd"))
-        cgroup_setup()
+    for kind, image in (("pgbench", golden_image), ("sysbench", sb_golden_image)):
+        if kind not in WORKLOADS:
+            continue
+        if kind == "pgbench":
+            cgroup_setup()
         for fs in FILESYSTEMS:
-            goldens[fs] = golden_image(fs)
-        results["pgbench"]["db_mb"] = {fs: g[1] for fs, g in goldens.items()}
+            goldens[(kind, fs)] = image(fs)
+        results[kind]["db_mb"] = {fs: goldens[(kind, fs)][1] for fs in FILESYSTEMS}
     rc = 0
     for s in systems:
         res = results["systems"].setdefault(s.name, {"label": s.label})
@@ -1230,16 +1387,17 @@ def main():
                 res.setdefault("extra_after", {})[w] = s.extra()
             res["extra"] = s.extra()
             s.destroy()
-            for fs, (golden, _) in goldens.items():
+            for (kind, fs), (golden, _) in goldens.items():
+                fn = w_pgbench if kind == "pgbench" else w_sysbench
                 s.devs = dict(devs, ssd=devs["ssdpg"])
                 try:
                     s.create()
                     t0 = time.monotonic()
-                    res[f"pgbench_{fs}"] = w_pgbench(s, fs, golden)
+                    res[f"{kind}_{fs}"] = fn(s, fs, golden)
                     s.destroy()
                 finally:
                     s.devs = devs
-                log(f"{s.label}: pgbench on {fs}: {res[f'pgbench_{fs}']} "
+                log(f"{s.label}: {kind} on {fs}: {res[f'{kind}_{fs}']} "
                     f"({time.monotonic() - t0:.0f} s with the teardown)")
         except Exception as e:  # pylint: disable=broad-except
             # One system failing must not cost the others' figures.
@@ -1252,7 +1410,8 @@ def main():
                 pass
         with open(f"{OUT}/results.json", "w") as f:
             json.dump(results, f, indent=1)
-    for name in [f"bench_{key}" for key in devs] + [f"bench_gold_{fs}" for fs in goldens]:
+    golds = [f"bench_{'gold' if kind == 'pgbench' else 'sbgold'}_{fs}" for kind, fs in goldens]
+    for name in [f"bench_{key}" for key in devs] + golds:
         nullb_remove(name)
     return rc
 

@@ -27,7 +27,7 @@ def metric(sysres, w):
     r = sysres.get(w)
     if r is None:
         return None
-    if w.startswith("pgbench"):
+    if w.startswith(("pgbench", "sysbench")):
         return r.get("tps")
     return iops(r)
 
@@ -251,6 +251,40 @@ def pg_table(res, fs, lines):
     pg_io_table(systems, w, lines)
 
 
+def sb_table(res, fs, lines):
+    """sysbench's OLTP read/write on MariaDB, as pg_table()."""
+    systems = res["systems"]
+    w = f"sysbench_{fs}"
+    if not any(w in s for s in systems.values()):
+        return
+    sb = res.get("sysbench", {})
+    ref = {k: metric(systems.get(k, {}), w) for k in ("raw_hdd", "raw_ssd")}
+    peer_v, peer = best_peer(systems, w)
+    lines.append(f"### MariaDB, sysbench oltp_read_write on {fs} ({sb.get('tables')} tables "
+                 f"of {sb.get('rows'):,} rows, {sb.get('db_mb', {}).get(fs, '?')} MiB database, "
+                 f"{sb.get('threads')} threads, InnoDB buffer pool {sb.get('buffer_pool')}, "
+                 f"O_DIRECT, {sb.get('cache_mb')} MiB cache device, "
+                 f"{'prewarmed' if sb.get('prewarm') else 'cold'})\n")
+    lines.append(f"| system | TPS | latency ms | 95th pct ms | x raw HDD | x raw SSD | "
+                 f"x best peer ({peer}) | read hit ratio |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for s in systems.values():
+        r = s.get(w)
+        if not r:
+            continue
+        p95 = r.get("p95_ms")
+        lines.append(f"| {s['label']} | {r['tps']:.1f} | {r['latency_ms']:.1f} | "
+                     f"{'-' if p95 is None else f'{p95:.1f}'} | "
+                     f"{ratio(r['tps'], ref['raw_hdd'])} | {ratio(r['tps'], ref['raw_ssd'])} | "
+                     f"{ratio(r['tps'], peer_v)} | {pct(r.get('hit_ratio'))} |")
+    lines.append("")
+    spread = rounds_spread(systems, w, "rounds_tps")
+    if spread:
+        lines.append(f"TPS is the median of {sb.get('rounds')} measured runs: "
+                     f"{'; '.join(spread)}.\n")
+    pg_io_table(systems, w, lines)
+
+
 def pg_devices(name, io):
     """(SSD, HDD) I/O of system NAME's pgbench run: a cache's two devices,
     or the one device a raw system (or dm-linear) is."""
@@ -433,7 +467,8 @@ def plots(res, outdir):
     save(fig, ax, "mixed-iops", "Skewed mixed workload, IOPS per second",
          "IOPS (read + write), log scale", since, fontsize="small")
 
-    ws = [w for w, _, _ in WORKLOADS] + [f"pgbench_{fs}" for fs in ("ext4", "xfs")]
+    ws = [w for w, _, _ in WORKLOADS] + [f"{d}_{fs}" for d in ("pgbench", "sysbench")
+                                          for fs in ("ext4", "xfs")]
     ws = [w for w in ws if any(metric(s, w) is not None for s in sy.values())]
     hdd = sy.get("raw_hdd", {})
     names = [n for n in sy if n != "raw_hdd"]
@@ -529,6 +564,8 @@ def main():
         table(res, w, title, unit, lines)
     for fs in ("ext4", "xfs"):
         pg_table(res, fs, lines)
+    for fs in ("ext4", "xfs"):
+        sb_table(res, fs, lines)
     seq_table(res, lines)
     memory_table(res, lines)
     if fast:

@@ -7,9 +7,10 @@
 # plots, and the guest's output.log.
 #
 # BENCH_SYSTEMS, BENCH_WORKLOADS, BENCH_HIT_ROUNDS, BENCH_MODEL, BENCH_FS,
-# BENCH_PG_SCALE, BENCH_PG_CACHE_MB, BENCH_PG_PREWARM and BENCH_PG_ROUNDS pass through to
-# the guest (see bench/guest.py). BENCH_ICOUNT=SHIFT boots the guest with
-# a clock that counts its instructions (vm-run --icount): each figure is
+# BENCH_PG_SCALE, BENCH_PG_CACHE_MB, BENCH_PG_PREWARM, BENCH_PG_ROUNDS and
+# BENCH_SB_ROWS pass through to the guest (see bench/guest.py).
+# BENCH_ICOUNT=SHIFT boots the guest with a clock that counts its
+# instructions (vm-run --icount): each figure is
 # then guest instructions per I/O, the same from run to run and whatever
 # else the host runs, not speed. Only with BENCH_MODEL=fast: with the
 # timer-driven disk models, a 6.12 guest under QEMU 7.2's -icount died of
@@ -47,7 +48,8 @@ for k in $kernels; do
 		BENCH_WORKLOADS="${BENCH_WORKLOADS:-hit write mixed seq pgbench}" \
 		BENCH_FS="${BENCH_FS:-ext4}" BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" \
 		BENCH_PG_CACHE_MB="${BENCH_PG_CACHE_MB:-768}" BENCH_PG_PREWARM="${BENCH_PG_PREWARM:-1}" \
-		BENCH_PG_ROUNDS="${BENCH_PG_ROUNDS:-3}" /usr/bin/python3 bench/guest.py "$res/$k" 2>&1 | tee "$res/$k.out"
+		BENCH_PG_ROUNDS="${BENCH_PG_ROUNDS:-3}" BENCH_SB_ROWS="${BENCH_SB_ROWS:-500000}" \
+		/usr/bin/python3 bench/guest.py "$res/$k" 2>&1 | tee "$res/$k.out"
 	r=${PIPESTATUS[0]}
 	# Steal slows the guest unevenly: a run with much of it is not
 	# comparable with one without.

@@ -293,3 +293,19 @@ r["systems"]["raw_hdd"]["pgbench_ext4"].update(io_per_txn={"top": io(2, 4, 40.0)
 	plain_report_lacks "$d" 'measured runs'
 	plain_report_lacks "$d" 'Per transaction'
 }
+
+@test "bench report: sysbench on MariaDB, where run: TPS, latency, ratios to the raw disks and the best peer, its rounds" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["sysbench"] = {"tables": 4, "rows": 500000, "db_mb": {"ext4": 510},
+    "threads": 4, "buffer_pool": "64M", "cache_mb": 768, "prewarm": True, "rounds": 3}
+for name, s in r["systems"].items():
+    s["sysbench_ext4"] = {"tps": 2 * s["pgbench_ext4"]["tps"], "latency_ms": 3.0, "p95_ms": 7.5}
+r["systems"]["ssdcache_wb"]["sysbench_ext4"].update(rounds_tps=[55.0, 60.0, 61.0], hit_ratio=0.95)'
+	md=$d/results.md
+	grep -F '### MariaDB, sysbench oltp_read_write on ext4 (4 tables of 500,000 rows, 510 MiB database, 4 threads, InnoDB buffer pool 64M, O_DIRECT, 768 MiB cache device, prewarmed)' "$md"
+	# write-back: 60 TPS against the raw HDD's 2, the raw SSD's 100 and bcache's 50.
+	grep -F '| ssdcache write-back | 60.0 | 3.0 | 7.5 | 30.00x | 0.60x | 1.20x | 95.0% |' "$md"
+	grep -F 'TPS is the median of 3 measured runs: ssdcache write-back 55.0, 60.0, 61.0.' "$md"
+	# Results without it: no such table.
+	plain_report_lacks "$d" 'sysbench'
+}
