@@ -1097,10 +1097,6 @@ def io_per_txn(before, after, n):
             "write_kib": round(d[5] / 2 / n, 1)}
 
 
-def pgbench_measured(s, secs):
-    return measured_txn(s, lambda: pgbench_run(secs))
-
-
 def measured_txn(s, bench):
     """BENCH() (pgbench_run() or sysbench_run()) with what each
     transaction cost the system's top device, the HDD and the cache
@@ -1133,9 +1129,11 @@ def prewarm(s, datadir=f"{MNT}/data"):
         s.warm_mode(False)      # back to random_mode()'s cutoff
 
 
-def w_pgbench(s, fs, golden):
-    """5. PostgreSQL with pgbench (TPC-B-like, 4 clients) on a filesystem
-    on the system, in a memory cgroup much smaller than the database."""
+def w_database(s, golden, datadir, start, stop, bench):
+    """A database on a filesystem on the system: the GOLDEN image copied
+    onto it, its files under DATADIR prewarmed, the server started
+    (START; STOP at the end), one warm-up run of BENCH(BENCH_SECS), then
+    BENCH_PG_ROUNDS measured runs of twice that, the median kept."""
     phases = {}
     t = time.monotonic()
 
@@ -1151,28 +1149,35 @@ def w_pgbench(s, fs, golden):
     run(["mount", s.dev, MNT])
     try:
         if PG_PREWARM and s.caches:
-            prewarm(s)
+            prewarm(s, datadir)
             phase("prewarm")
-        pg_start(limited=True)
+        start()
         phase("start")
         try:
-            warm = pgbench_run(SECS)
+            warm = bench(SECS)
             phase("warmup")
             before = read_settled(s)
-            rounds = [pgbench_measured(s, 2 * SECS) for _ in range(PG_ROUNDS)]
+            rounds = [measured_txn(s, lambda: bench(2 * SECS)) for _ in range(PG_ROUNDS)]
             r = median_round(rounds, lambda x: x["tps"])
             r["rounds_tps"] = [round(x["tps"], 1) for x in rounds]
             r["hit_ratio"] = hit_ratio(before, read_settled(s))
             r["warmup"] = warm
             phase("measured")
         finally:
-            pg_stop()
+            stop()
             phase("stop")
     finally:
         run(["umount", MNT], check=False)
         s.default_mode()
     r["phase_secs"] = phases
     return r
+
+
+def w_pgbench(s, fs, golden):  # pylint: disable=unused-argument
+    """5. PostgreSQL with pgbench (TPC-B-like, 4 clients) on a filesystem
+    on the system, in a memory cgroup much smaller than the database."""
+    return w_database(s, golden, f"{MNT}/data", lambda: pg_start(limited=True), pg_stop,
+                      pgbench_run)
 
 
 # ---- sysbench on MariaDB ---------------------------------------------
@@ -1266,48 +1271,11 @@ def sysbench_run(secs):
             "p95_ms": float(p95.group(1)) if p95 else None}
 
 
-def w_sysbench(s, fs, golden):
+def w_sysbench(s, fs, golden):  # pylint: disable=unused-argument
     """5b. MariaDB with sysbench's OLTP read/write (4 threads) on a
     filesystem on the system, its buffer pool much smaller than the
-    database: as w_pgbench, the same copy, prewarm and rounds."""
-    phases = {}
-    t = time.monotonic()
-
-    def phase(name):
-        nonlocal t
-        now = time.monotonic()
-        phases[name] = round(now - t, 1)
-        t = now
-
-    run(["dd", f"if={golden}", f"of={s.dev}", "bs=4M", "oflag=direct", "status=none"])
-    phase("copy")
-    s.random_mode()
-    run(["mount", s.dev, MNT])
-    try:
-        if PG_PREWARM and s.caches:
-            prewarm(s, MY_DIR)
-            phase("prewarm")
-        my_start()
-        phase("start")
-        try:
-            warm = sysbench_run(SECS)
-            phase("warmup")
-            before = read_settled(s)
-            rounds = [measured_txn(s, lambda: sysbench_run(2 * SECS))
-                      for _ in range(PG_ROUNDS)]
-            r = median_round(rounds, lambda x: x["tps"])
-            r["rounds_tps"] = [round(x["tps"], 1) for x in rounds]
-            r["hit_ratio"] = hit_ratio(before, read_settled(s))
-            r["warmup"] = warm
-            phase("measured")
-        finally:
-            my_stop()
-            phase("stop")
-    finally:
-        run(["umount", MNT], check=False)
-        s.default_mode()
-    r["phase_secs"] = phases
-    return r
+    database."""
+    return w_database(s, golden, MY_DIR, my_start, my_stop, sysbench_run)
 
 
 # ---- main ------------------------------------------------------------

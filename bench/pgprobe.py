@@ -28,7 +28,7 @@ FUNCS = os.environ.get("PROBE_FUNCS", "ssdc_map map_bio map_read map_block_write
                        "ssdc_requeue requeue_fn ssdc_meta_defer ssdc_meta_wait ssdc_meta_kick "
                        "run_commit ssdc_journal_write ssdc_issue_write ssdc_seq_bypass "
                        "ssdc_read_ahead fill_fn wb_fn ssdc_evict_one ssdc_end_io").split()
-measured = g.pgbench_measured
+measured = g.measured_txn
 profiles = []
 
 
@@ -72,10 +72,10 @@ def probes_off(on):
     return out
 
 
-def profiled(s, secs):
+def profiled(s, bench):
     on = probes_on()
     try:
-        r = measured(s, secs)
+        r = measured(s, bench)
     finally:
         hits = probes_off(on)
     n = max(r["transactions"], 1)
@@ -85,7 +85,7 @@ def profiled(s, secs):
     return r
 
 
-g.pgbench_measured = profiled
+g.measured_txn = profiled
 rc = g.main()
 with open(f"{OUT}/pgprobe.json", "w") as f:
     json.dump(profiles, f, indent=1)

@@ -222,65 +222,52 @@ def seq_stacks_line(systems, w, lines):
 
 
 def pg_table(res, fs, lines):
-    systems = res["systems"]
-    w = f"pgbench_{fs}"
-    if not any(w in s for s in systems.values()):
-        return
     pg = res.get("pgbench", {})
-    ref = {k: metric(systems.get(k, {}), w) for k in ("raw_hdd", "raw_ssd")}
-    peer_v, peer = best_peer(systems, w)
-    lines.append(f"### PostgreSQL pgbench on {fs} (scale {pg.get('scale')}, "
-                 f"{pg.get('db_mb', {}).get(fs, '?')} MiB database, {pg.get('clients')} clients, "
-                 f"memory limit {pg.get('memory_limit')}, "
-                 f"{pg.get('cache_mb', 144)} MiB cache device, "
-                 f"{'prewarmed' if pg.get('prewarm') else 'cold'})\n")
-    lines.append(f"| system | TPS | latency ms | x raw HDD | x raw SSD | x best peer ({peer}) | read hit ratio |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|")
-    for s in systems.values():
-        r = s.get(w)
-        if not r:
-            continue
-        lines.append(f"| {s['label']} | {r['tps']:.1f} | {r['latency_ms']:.1f} | "
-                     f"{ratio(r['tps'], ref['raw_hdd'])} | {ratio(r['tps'], ref['raw_ssd'])} | "
-                     f"{ratio(r['tps'], peer_v)} | {pct(r.get('hit_ratio'))} |")
-    lines.append("")
-    spread = rounds_spread(systems, w, "rounds_tps")
-    if spread:
-        lines.append(f"TPS is the median of {pg.get('rounds')} measured runs: "
-                     f"{'; '.join(spread)}.\n")
-    pg_io_table(systems, w, lines)
+    db_table(res, f"pgbench_{fs}", pg,
+             f"PostgreSQL pgbench on {fs} (scale {pg.get('scale')}, "
+             f"{pg.get('db_mb', {}).get(fs, '?')} MiB database, {pg.get('clients')} clients, "
+             f"memory limit {pg.get('memory_limit')}, "
+             f"{pg.get('cache_mb', 144)} MiB cache device, "
+             f"{'prewarmed' if pg.get('prewarm') else 'cold'})", lines)
 
 
 def sb_table(res, fs, lines):
-    """sysbench's OLTP read/write on MariaDB, as pg_table()."""
+    sb = res.get("sysbench", {})
+    db_table(res, f"sysbench_{fs}", sb,
+             f"MariaDB, sysbench oltp_read_write on {fs} ({sb.get('tables')} tables "
+             f"of {sb.get('rows', 0):,} rows, {sb.get('db_mb', {}).get(fs, '?')} MiB database, "
+             f"{sb.get('threads')} threads, InnoDB buffer pool {sb.get('buffer_pool')}, "
+             f"O_DIRECT, {sb.get('cache_mb')} MiB cache device, "
+             f"{'prewarmed' if sb.get('prewarm') else 'cold'})", lines)
+
+
+def db_table(res, w, conf, title, lines):
+    """A database workload W (pgbench_FS, sysbench_FS): TPS, latency (and
+    its 95th percentile where recorded), ratios, rounds, I/O."""
     systems = res["systems"]
-    w = f"sysbench_{fs}"
     if not any(w in s for s in systems.values()):
         return
-    sb = res.get("sysbench", {})
     ref = {k: metric(systems.get(k, {}), w) for k in ("raw_hdd", "raw_ssd")}
     peer_v, peer = best_peer(systems, w)
-    lines.append(f"### MariaDB, sysbench oltp_read_write on {fs} ({sb.get('tables')} tables "
-                 f"of {sb.get('rows'):,} rows, {sb.get('db_mb', {}).get(fs, '?')} MiB database, "
-                 f"{sb.get('threads')} threads, InnoDB buffer pool {sb.get('buffer_pool')}, "
-                 f"O_DIRECT, {sb.get('cache_mb')} MiB cache device, "
-                 f"{'prewarmed' if sb.get('prewarm') else 'cold'})\n")
-    lines.append(f"| system | TPS | latency ms | 95th pct ms | x raw HDD | x raw SSD | "
-                 f"x best peer ({peer}) | read hit ratio |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    p95 = any("p95_ms" in s.get(w, {}) for s in systems.values())
+    lines.append(f"### {title}\n")
+    lines.append(f"| system | TPS | latency ms |{' 95th pct ms |' if p95 else ''} x raw HDD | "
+                 f"x raw SSD | x best peer ({peer}) | read hit ratio |")
+    lines.append("|---|---:|---:|" + ("---:|" if p95 else "") + "---:|---:|---:|---:|")
     for s in systems.values():
         r = s.get(w)
         if not r:
             continue
-        p95 = r.get("p95_ms")
-        lines.append(f"| {s['label']} | {r['tps']:.1f} | {r['latency_ms']:.1f} | "
-                     f"{'-' if p95 is None else f'{p95:.1f}'} | "
+        cell = ""
+        if p95:
+            cell = f" {'-' if r.get('p95_ms') is None else format(r['p95_ms'], '.1f')} |"
+        lines.append(f"| {s['label']} | {r['tps']:.1f} | {r['latency_ms']:.1f} |{cell} "
                      f"{ratio(r['tps'], ref['raw_hdd'])} | {ratio(r['tps'], ref['raw_ssd'])} | "
                      f"{ratio(r['tps'], peer_v)} | {pct(r.get('hit_ratio'))} |")
     lines.append("")
     spread = rounds_spread(systems, w, "rounds_tps")
     if spread:
-        lines.append(f"TPS is the median of {sb.get('rounds')} measured runs: "
+        lines.append(f"TPS is the median of {conf.get('rounds')} measured runs: "
                      f"{'; '.join(spread)}.\n")
     pg_io_table(systems, w, lines)
 
