@@ -1053,28 +1053,35 @@ def mkfs(fs, dev):
         run(["mkfs.xfs", "-q", "-f", "-K", "-s", "size=4096", dev])
 
 
-def golden_image(fs):
-    """A null_blk disk holding a filesystem with an initialized pgbench
-    database: each system gets a copy, so the slow initialization runs once."""
-    name = f"bench_gold_{fs}"
+def golden_image(name, fs, datadir, owner, build):
+    """A null_blk disk NAME holding a filesystem FS with a database built
+    by BUILD() in DATADIR (owned by user OWNER): each system gets a copy,
+    so the slow initialization runs once. Returns (its device, MiB used)."""
     dev = nullb_create(name, GOLDEN_MB, "fast")
     mkfs(fs, dev)
     os.makedirs(MNT, exist_ok=True)
     run(["mount", dev, MNT])
     try:
-        os.makedirs(f"{MNT}/data")
-        run(["chown", "postgres:postgres", MNT, f"{MNT}/data"])
-        as_postgres([f"{PGBIN}/initdb", "-D", f"{MNT}/data", "-A", "trust", "-U", "postgres"])
-        pg_start()
+        os.makedirs(datadir)
+        run(["chown", f"{owner}:{owner}", MNT, datadir])
         t0 = time.monotonic()
-        as_postgres([f"{PGBIN}/pgbench", "-h", SOCK, "-U", "postgres", "-i", "-q",
-                     "-s", str(PG_SCALE), "postgres"])
-        log(f"pgbench -i -s {PG_SCALE} on {fs}: {time.monotonic() - t0:.0f} s")
-        pg_stop()
-        used = run(["du", "-sm", f"{MNT}/data"]).split()[0]
+        build()
+        log(f"{name}: the database built in {time.monotonic() - t0:.0f} s")
+        used = run(["du", "-sm", datadir]).split()[0]
     finally:
         run(["umount", MNT], check=False)
     return dev, int(used)
+
+
+def pg_golden_image(fs):
+    """pgbench's database (initdb, pgbench -i at BENCH_PG_SCALE)."""
+    def build():
+        as_postgres([f"{PGBIN}/initdb", "-D", f"{MNT}/data", "-A", "trust", "-U", "postgres"])
+        pg_start()
+        as_postgres([f"{PGBIN}/pgbench", "-h", SOCK, "-U", "postgres", "-i", "-q",
+                     "-s", str(PG_SCALE), "postgres"])
+        pg_stop()
+    return golden_image(f"bench_gold_{fs}", fs, f"{MNT}/data", "postgres", build)
 
 
 def pgbench_run(secs):
@@ -1173,7 +1180,7 @@ def w_database(s, golden, datadir, start, stop, bench):
     return r
 
 
-def w_pgbench(s, fs, golden):  # pylint: disable=unused-argument
+def w_pgbench(s, golden):
     """5. PostgreSQL with pgbench (TPC-B-like, 4 clients) on a filesystem
     on the system, in a memory cgroup much smaller than the database."""
     return w_database(s, golden, f"{MNT}/data", lambda: pg_start(limited=True), pg_stop,
@@ -1236,30 +1243,17 @@ def sysbench(cmd, threads, extra=()):
 
 
 def sb_golden_image(fs):
-    """A null_blk disk holding a filesystem with MariaDB's data directory
-    and sysbench's tables: each system gets a copy."""
-    dev = nullb_create(f"bench_sbgold_{fs}", GOLDEN_MB, "fast")
-    mkfs(fs, dev)
-    os.makedirs(MNT, exist_ok=True)
-    run(["mount", dev, MNT])
-    try:
-        os.makedirs(MY_DIR)
-        run(["chown", "mysql:mysql", MNT, MY_DIR])
+    """MariaDB's data directory with sysbench's tables."""
+    def build():
         run(["mariadb-install-db", "--no-defaults", "--user=mysql", f"--datadir={MY_DIR}",
              "--auth-root-authentication-method=normal", "--skip-test-db"])
         my_start()
         try:
             run(["mariadb", f"--socket={MY_SOCK}", "-e", "CREATE DATABASE sbtest"])
-            t0 = time.monotonic()
             sysbench("prepare", SB_TABLES)
-            log(f"sysbench prepare, {SB_TABLES} x {SB_ROWS} rows on {fs}: "
-                f"{time.monotonic() - t0:.0f} s")
         finally:
             my_stop()
-        used = run(["du", "-sm", MY_DIR]).split()[0]
-    finally:
-        run(["umount", MNT], check=False)
-    return dev, int(used)
+    return golden_image(f"bench_sbgold_{fs}", fs, MY_DIR, "mysql", build)
 
 
 def sysbench_run(secs):
@@ -1271,11 +1265,16 @@ def sysbench_run(secs):
             "p95_ms": float(p95.group(1)) if p95 else None}
 
 
-def w_sysbench(s, fs, golden):  # pylint: disable=unused-argument
+def w_sysbench(s, golden):
     """5b. MariaDB with sysbench's OLTP read/write (4 threads) on a
     filesystem on the system, its buffer pool much smaller than the
     database."""
     return w_database(s, golden, MY_DIR, my_start, my_stop, sysbench_run)
+
+
+# The database workloads: (name, its golden image, its run).
+DATABASES = (("pgbench", pg_golden_image, w_pgbench),
+             ("sysbench", sb_golden_image, w_sysbench))
 
 
 # ---- main ------------------------------------------------------------
@@ -1310,13 +1309,12 @@ def main():
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
     systems += [s for s in extra_systems(devs) if s.name in wanted]
     goldens = {}    # (database workload, filesystem): (image, MiB used)
-    if "pgbench" in WORKLOADS or "sysbench" in WORKLOADS:
+    dbs = [d for d in DATABASES if d[0] in WORKLOADS]
+    if dbs:
         devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB, disk_model("ssd"))
-    for kind, image in (("pgbench", golden_image), ("sysbench", sb_golden_image)):
-        if kind not in WORKLOADS:
-            continue
-        if kind == "pgbench":
-            cgroup_setup()
+    if "pgbench" in WORKLOADS:
+        cgroup_setup()
+    for kind, image, _ in dbs:
         for fs in FILESYSTEMS:
             goldens[(kind, fs)] = image(fs)
         results[kind]["db_mb"] = {fs: goldens[(kind, fs)][1] for fs in FILESYSTEMS}
@@ -1356,12 +1354,12 @@ def main():
             res["extra"] = s.extra()
             s.destroy()
             for (kind, fs), (golden, _) in goldens.items():
-                fn = w_pgbench if kind == "pgbench" else w_sysbench
+                fn = next(w for k, _, w in DATABASES if k == kind)
                 s.devs = dict(devs, ssd=devs["ssdpg"])
                 try:
                     s.create()
                     t0 = time.monotonic()
-                    res[f"{kind}_{fs}"] = fn(s, fs, golden)
+                    res[f"{kind}_{fs}"] = fn(s, golden)
                     s.destroy()
                 finally:
                     s.devs = devs
@@ -1378,7 +1376,7 @@ def main():
                 pass
         with open(f"{OUT}/results.json", "w") as f:
             json.dump(results, f, indent=1)
-    golds = [f"bench_{'gold' if kind == 'pgbench' else 'sbgold'}_{fs}" for kind, fs in goldens]
+    golds = [os.path.basename(dev) for dev, _ in goldens.values()]
     for name in [f"bench_{key}" for key in devs] + golds:
         nullb_remove(name)
     return rc
