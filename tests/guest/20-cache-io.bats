@@ -268,12 +268,9 @@ held_write() {
 	sets=$(( $(ssdc_stat io blocks | cut -d/ -f2) / 56 ))
 	# 72 blocks of one set from 16 MiB on: runs of 8 share a set.
 	full=$(set_of 4096 "$sets")
-	blocks=() r=4096
-	while [ "${#blocks[@]}" -lt 72 ]; do
-		if [ "$(set_of $r "$sets")" -eq "$full" ]; then
-			for ((b = r; b < r + 8; b++)); do blocks+=("$b"); done
-		fi
-		r=$(( r + 8 ))
+	blocks=()
+	for r in $(blocks_in_set "$full" "$sets" 4096 9 8); do
+		for ((b = r; b < r + 8; b++)); do blocks+=("$b"); done
 	done
 	# A slot freed by an eviction is free once a commit has made that
 	# durable. Evicting only when a block found no room left that block

@@ -16,6 +16,28 @@ setup() {
 # udev's probe of a new device reads it (and reads ahead): forget that.
 settle_reset() { udevadm settle; dmsetup message ra 0 reset_stats; }
 
+# fill_sets NR_SETS FROM PER_SET N: N origin blocks from FROM on, in
+# order, each in a set that holds fewer than PER_SET blocks with those
+# picked before it, the set of FROM one more; stdin has the blocks each
+# set holds already ("SET COUNT" lines).
+fill_sets() {
+	in_own_bash fill_sets '
+		declare -A n
+		while read -r s c; do n[$s]=$c; done
+		sets=$1 b=$2 per=$3 want=$4
+		set_of "$b" "$sets" s
+		n[$s]=$(( ${n[$s]:-0} - 1 ))
+		while [ "$want" -gt 0 ]; do
+			set_of "$b" "$sets" s
+			if [ "${n[$s]:-0}" -lt "$per" ]; then
+				n[$s]=$(( ${n[$s]:-0} + 1 ))
+				echo "$b"
+				want=$((want - 1))
+			fi
+			b=$((b + 1))
+		done' "$@"
+}
+
 # hit_reads FIRST N WANT: reads blocks FIRST to FIRST+N-1 of $dm in one
 # read (FIRST a multiple of N); asserts that all N hit and that the SSD
 # saw WANT read requests.
@@ -243,31 +265,30 @@ hit_reads() {
 	# past it, read without readahead.
 	full=$(set_of 2993 "$sets")
 	[ "$(set_of 3000 "$sets")" -ne "$full" ] || skip "block 3000 is in set $full"
-	blocks=() b=4096
-	while [ "${#blocks[@]}" -lt 56 ]; do
-		[ "$(set_of $b "$sets")" -ne "$full" ] || blocks+=("$b")
-		b=$(( b + 1 ))
-	done
-	read_blocks "$dm" "${blocks[@]}"
+	mapfile -t blocks < <(blocks_in_set "$full" "$sets" 4096 72)
+	read_blocks "$dm" "${blocks[@]:0:56}"
 	ssdc_quiesce ra
 	# Then one more at a time, until one has to evict: after the commit,
 	# the set has a free slot (the victim's), which readahead must leave
 	# alone.
-	e=$(ssdc_sysstat ra evictions)
-	while [ "$(ssdc_sysstat ra evictions)" -eq "$e" ]; do
-		[ "$(set_of $b "$sets")" -eq "$full" ] || { b=$(( b + 1 )); continue; }
-		p=$(ssdc_sysstat ra promotions)
+	st=$(sysdir ra)/stats
+	read -r e <"$st/evictions"
+	for b in "${blocks[@]:56}"; do
+		read -r p <"$st/promotions"
 		read_blocks "$dm" "$b"
 		# Its fill is installed, or evicts instead.
-		until [ "$(ssdc_sysstat ra promotions)" -ne "$p" ] || [ "$(ssdc_sysstat ra evictions)" -ne "$e" ]; do
+		while read -r pr <"$st/promotions" && read -r ev <"$st/evictions" &&
+			[ "$pr" -eq "$p" ] && [ "$ev" -eq "$e" ]; do
 			sleep 0.1
 		done
-		b=$(( b + 1 ))
+		[ "$ev" -eq "$e" ] || break
 	done
+	[ "$ev" -ne "$e" ] || fail "72 blocks of set $full read, none evicted"
 	ssdc_quiesce ra
 	want=0
 	for b in $(seq 2992 3007); do
-		[ "$(set_of $b "$sets")" -eq "$full" ] || want=$(( want + 1 ))
+		set_of $b "$sets" s
+		[ "$s" -eq "$full" ] || want=$(( want + 1 ))
 	done
 	u0=$(ssdc_used ra)
 	dmsetup message ra 0 readahead_kb 64
@@ -283,28 +304,19 @@ hit_reads() {
 	udevadm settle
 	total=$(ssdc_stat ra blocks | cut -d/ -f2)
 	sets=$(( total / 56 ))
-	# The blocks udev's probe cached, per set: from the map, offline.
+	# The blocks udev's probe cached, per set ("SET COUNT" lines): from
+	# the map, offline.
 	dm_remove ra
-	declare -A n
-	while read -r cb ob st; do
-		n[$(( cb / 56 ))]=$(( ${n[$(( cb / 56 ))]:-0} + 1 ))
-	done < <("$SSDCACHECTL" dump "$cache" | grep -E '^[0-9]+ [0-9]+ clean$')
+	"$SSDCACHECTL" dump "$cache" | awk '/^[0-9]+ [0-9]+ clean$/ { n[int($1 / 56)]++ }
+		END { for (s in n) print s, n[s] }' >"$BATS_TEST_TMPDIR/used"
 	dm=$(ssdc_create ra "$origin" "$cache" writethrough readahead_kb 0 sequential_cutoff 0)
 	settle_reset
 	# Fill each set to 49 of its 56 blocks, the first to 50: just over
 	# 7/8 of the cache, and no set evicts. Nearly contiguous blocks:
 	# sequential_cutoff 0 keeps them from bypassing.
-	s=$(set_of 4096 "$sets")
-	n[$s]=$(( ${n[$s]:-0} - 1 ))
-	blocks=() b=4096 want=$(( sets * 49 + 1 - $(ssdc_used ra) ))
-	while [ "${#blocks[@]}" -lt "$want" ]; do
-		s=$(set_of $b "$sets")
-		if [ "${n[$s]:-0}" -lt 49 ]; then
-			n[$s]=$(( ${n[$s]:-0} + 1 ))
-			blocks+=("$b")
-		fi
-		b=$(( b + 1 ))
-	done
+	want=$(( sets * 49 + 1 - $(ssdc_used ra) ))
+	mapfile -t blocks < <(fill_sets "$sets" 4096 49 "$want" <"$BATS_TEST_TMPDIR/used")
+	assert_eq "$want" "${#blocks[@]}" "blocks to read"
 	# In batches, each quiesced: reads faster than fills are written
 	# would leave blocks out (at most SSDC_MAX_FILLS are in flight).
 	for i in $(seq 0 256 $(( ${#blocks[@]} - 1 ))); do

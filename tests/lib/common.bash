@@ -90,11 +90,38 @@ sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings -o major,minor "$
 # ssdc_sysstat NAME COUNTER: one file of the cache's sysfs stats/.
 ssdc_sysstat() { cat "$(sysdir "$1")/stats/$2"; }
 
-# set_of BLOCK NR_SETS: the set of an origin block (ssdcache_set_of() in
-# include/ssdcache_format.h; 4 KiB blocks: runs of 8 share a set).
+# set_of BLOCK NR_SETS [VAR]: the set of an origin block (ssdcache_set_of()
+# in include/ssdcache_format.h; 4 KiB blocks: runs of 8 share a set).
+# Printed, or put in VAR (no fork).
 set_of() {
 	local h=$(( ((($1 >> 3) * 0x61c8864680b583eb) >> 32) & 0xffffffff ))
-	echo $(( (h * $2) >> 32 ))
+	if [ $# -ge 3 ]; then
+		printf -v "$3" %d $(( (h * $2) >> 32 ))
+	else
+		echo $(( (h * $2) >> 32 ))
+	fi
+}
+
+# in_own_bash NAME SCRIPT ARG...: runs SCRIPT in a bash of its own, with
+# set_of, its arguments as $1...: for loops over thousands of blocks. In
+# a test, bats' DEBUG trap runs for every command, its helpers' and its
+# $(...)'s too, and costs milliseconds a command under TCG.
+in_own_bash() {
+	local name=$1 script=$2
+	shift 2
+	SSDC_SET_OF=$(declare -f set_of) bash -c 'eval "$SSDC_SET_OF"; '"$script" "$name" "$@"
+}
+
+# blocks_in_set SET NR_SETS FROM N [STEP]: the first N origin blocks
+# FROM, FROM+STEP, ... (STEP 1 by default) that are in SET, one a line.
+blocks_in_set() {
+	in_own_bash blocks_in_set '
+		set=$1 sets=$2 b=$3 n=$4 step=${5:-1}
+		while [ "$n" -gt 0 ]; do
+			set_of "$b" "$sets" s
+			[ "$s" -ne "$set" ] || { echo "$b"; n=$((n - 1)); }
+			b=$((b + step))
+		done' "$@"
 }
 
 # blk DEV N: md5 of 4 KiB block N of DEV, read with O_DIRECT.
