@@ -271,19 +271,17 @@ hit_reads() {
 	# Then one more at a time, until one has to evict: after the commit,
 	# the set has a free slot (the victim's), which readahead must leave
 	# alone.
-	st=$(sysdir ra)/stats
-	read -r e <"$st/evictions"
+	e=$(ssdc_sysstat ra evictions)
 	for b in "${blocks[@]:56}"; do
-		read -r p <"$st/promotions"
+		p=$(ssdc_sysstat ra promotions)
 		read_blocks "$dm" "$b"
 		# Its fill is installed, or evicts instead.
-		while read -r pr <"$st/promotions" && read -r ev <"$st/evictions" &&
-			[ "$pr" -eq "$p" ] && [ "$ev" -eq "$e" ]; do
+		until [ "$(ssdc_sysstat ra promotions)" -ne "$p" ] || [ "$(ssdc_sysstat ra evictions)" -ne "$e" ]; do
 			sleep 0.1
 		done
-		[ "$ev" -eq "$e" ] || break
+		[ "$(ssdc_sysstat ra evictions)" -eq "$e" ] || break
 	done
-	[ "$ev" -ne "$e" ] || fail "72 blocks of set $full read, none evicted"
+	[ "$(ssdc_sysstat ra evictions)" -ne "$e" ] || fail "72 blocks of set $full read, none evicted"
 	ssdc_quiesce ra
 	want=0
 	for b in $(seq 2992 3007); do
