@@ -6,8 +6,8 @@
         OPS single-threaded O_DIRECT writes of 1..64 sectors; every sector
         written carries a stamp (its own number, the write's generation,
         a crc). Every few writes an fsync, sometimes an O_DSYNC write;
-        once each returns, "dmsetup message NAME 0 mark sN" (with
-        --marker, a dm-log-writes device) records a durability point.
+        once each returns, the message "mark sN" to NAME (with --marker,
+        a dm-log-writes device) records a durability point.
         STATE keeps every write (logged before it is issued) and every
         mark, line by line as the run goes, so a run cut short by a power
         cut leaves a usable STATE.
@@ -47,6 +47,7 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dmioctl  # noqa: E402
 import logwrites  # noqa: E402
 
 SECTOR = 512
@@ -95,7 +96,7 @@ def gen(a):
         name = f"s{nmark}"
         nmark += 1
         if a.marker:
-            subprocess.run(["dmsetup", "message", a.marker, "0", "mark", name], check=True)
+            message(a.marker, f"mark {name}")
         st.write(f"M {name}\n")
         st.flush()
 
@@ -230,65 +231,28 @@ def check(a):
 
 # udevd is stopped during a sweep: its probes of every new device cost
 # more than the checks under TCG, and events queued while it was paused
-# would keep it busy long after. dmsetup makes the nodes and does not wait.
-DMSETUP = ["dmsetup", "--noudevrules", "--noudevsync"]
-
-
-def dm(*args, ok=True):
-    r = subprocess.run([*DMSETUP, *args], capture_output=True, text=True)
-    if ok and r.returncode:
-        raise RuntimeError(f"dmsetup {' '.join(args)}: {r.stderr.strip()}")
-    return r
-
-
-def dm_node(name):
-    """The devtmpfs node (/dev/dm-N) of device-mapper device NAME, or None."""
-    for k in os.listdir("/sys/block"):
-        try:
-            with open(f"/sys/block/{k}/dm/name") as f:
-                if f.read().strip() == name:
-                    return f"/dev/{k}"
-        except OSError:
-            pass
-    return None
+# would keep it busy long after. Devices are made with the ioctls
+# (dmioctl.py): a dmsetup process costs about 0.2 s under TCG.
+DMError = dmioctl.DMError
 
 
 def dm_create(name, table):
     """Creates a device; returns its node."""
-    dm("create", name, "--table", table)
-    for _ in range(200):
-        path = dm_node(name)
-        if path and os.path.exists(path):
-            return path
-        time.sleep(0.02)
-    raise RuntimeError(f"{name}: no device node")
-
-
-def dm_major():
-    with open("/proc/devices") as f:
-        for line in f:
-            w = line.split()
-            if len(w) == 2 and w[1] == "device-mapper":
-                return int(w[0])
-    raise RuntimeError("no device-mapper major in /proc/devices")
+    return dmioctl.create(name, table)
 
 
 def dm_create_many(devs):
-    """Creates DEVS, a list of (name, minor, table), with one dmsetup (a
-    process costs about 0.2 s under TCG); a table may refer to an earlier
-    device as MAJOR:MINOR. Returns their nodes."""
-    spec = ";".join(f"{n},,{m},rw,{t}" for n, m, t in devs)
-    dm("create", "--concise", spec)
-    nodes = [f"/dev/dm-{m}" for _, m, _ in devs]
-    for _ in range(200):
-        if all(os.path.exists(n) for n in nodes):
-            return nodes
-        time.sleep(0.02)
-    raise RuntimeError(f"{devs[-1][0]}: no device node")
+    """Creates DEVS, a list of (name, minor, table); a table may refer to
+    an earlier device as MAJOR:MINOR. Returns their nodes."""
+    return [dmioctl.create(n, t, minor=m) for n, m, t in devs]
 
 
-# The minors of the crash-state stacks: fixed, so that one dmsetup can
-# create a stack whose upper tables name the lower devices.
+def dm_major():
+    return dmioctl.dm_major()
+
+
+# The minors of the crash-state stacks: fixed, so that a stack's upper
+# tables can name the lower devices before they exist.
 STACK_MINORS = {"cc": 4000, "lc": 4010, "fc": 4020}
 
 
@@ -317,13 +281,18 @@ def load_cache(name, a, o, c):
 
 
 def dm_remove(*names):
-    live = [n for n in names if dm_node(n)]
-    if live:
-        dm("remove", "--retry", *live)
+    """Removes those of NAMES that exist, in that order."""
+    for n in names:
+        if dmioctl.exists(n):
+            dmioctl.remove(n)
 
 
 def status_field(name, idx):
-    return dm("status", name).stdout.split()[idx]
+    return dmioctl.status(name).split()[idx]
+
+
+def message(name, msg):
+    dmioctl.message(name, msg)
 
 
 def udevd_pids():
@@ -398,7 +367,7 @@ def load_at(name, a, base, model, mark, prefix=None):
             logwrites.replay(f, ss, entries, snap, 0, last)
         try:
             dev = load_cache(name, a, o, c)
-        except RuntimeError as e:
+        except DMError as e:
             return f"the cache does not load: {e}"
         return verify(read_image(dev, model.nsect), model, mark)
     finally:
@@ -454,7 +423,7 @@ def sweep_points(a):
                 _, o, c = crash_stack("cc", a, a.replay)
                 try:
                     dev = load_cache("cc", a, o, c)
-                except RuntimeError as e:
+                except DMError as e:
                     print(f"crashcheck: entry {p}: the cache does not load: {e}",
                           file=sys.stderr)
                     return 1
@@ -468,7 +437,7 @@ def sweep_points(a):
                     print(f"crashcheck: entry {p}: two reads differ", file=sys.stderr)
                     return 1
                 if a.every and k % a.every == 0:
-                    dm("message", "cc_cache", "0", "flush")
+                    message("cc_cache", "flush")
                     for _ in range(6000):
                         if status_field("cc_cache", 7) == "0":
                             break

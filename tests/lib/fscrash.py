@@ -6,7 +6,7 @@
         A database-like writer on the filesystem mounted at MNT: FILES
         times, a new file of 1..64 KiB (fsync of the file and of its
         directory) and a 4 KiB record appended to a log file (fdatasync).
-        After each durable step, "dmsetup message NAME 0 mark dK" records
+        After each durable step, the message "mark dK" to NAME records
         the point in the dm-log-writes log, and STATE says what it made
         durable (written before the mark, line by line).
 
@@ -70,7 +70,7 @@ def gen(a):
         os.write(wal, record(a.seed, k))
         os.fdatasync(wal)
         state.write(f"file f{k} {size} {zlib.crc32(data)}\nwal {k + 1}\n")
-        crashcheck.dm("message", a.marker, "0", "mark", f"d{k}")
+        crashcheck.message(a.marker, f"mark d{k}")
         state.write(f"mark d{k}\n")
     os.close(wal)
     state.close()
@@ -160,7 +160,7 @@ def sweep_points(a):
                 _, o, c = crashcheck.crash_stack("fc", a, a.replay)
                 try:
                     dev = crashcheck.load_cache("fc", a, o, c)
-                except RuntimeError as e:
+                except crashcheck.DMError as e:
                     print(f"fscrash: entry {p}: the cache does not load: {e}", file=sys.stderr)
                     return 1
                 bad = check_point(a, mark, dev)
