@@ -94,6 +94,13 @@ if [ -z "$kernels" ]; then
 	summary
 fi
 echo "check: kernels:" $kernels
+# vng shares the host's root with the guests over virtio-fs when it finds
+# virtiofsd (scripts/deps.sh builds it), else over 9p, slower.
+if command -v virtiofsd >/dev/null; then
+	echo "check: guests mount the host's root over virtio-fs"
+else
+	echo "check: guests mount the host's root over 9p (no virtiofsd: slower)"
+fi
 
 for k in $kernels; do
 	step "[$k] build: dm-ssdcache.ko, zero warnings" scripts/build-module.sh "$k"

@@ -14,6 +14,7 @@ APT_PKGS=(
 	xfsprogs e2fsprogs util-linux jq busybox-static udev tmux python3-prometheus-client man-db
 	clang llvm lld libclang-rt-14-dev dkms openssl systemd
 	postgresql python3-matplotlib mariadb-server sysbench
+	libseccomp-dev libcap-ng-dev
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64)
 
@@ -92,6 +93,39 @@ install_vng() {
 	done
 }
 
+VIRTIOFSD_VERSION=1.14.0
+VIRTIOFSD_DIR=/opt/ssdcache-dev/virtiofsd
+
+have_virtiofsd() { [ -x "$VIRTIOFSD_DIR/bin/virtiofsd" ] && [ -e /usr/local/bin/virtiofsd ]; }
+
+# virtiofsd (the Rust daemon; Debian 12 has only QEMU's old C one, which
+# vng does not use), built from crates.io with the cargo this machine
+# has, pinned, linked into /usr/local/bin. vng then shares the host's
+# root with the guest over virtio-fs, with the guest caching files and
+# lookups; over 9p, its fallback, every lookup is a round trip to QEMU,
+# and a process start in the guest costs about twice as long. Without
+# cargo, or if the build fails, the guests use 9p: slower, same results.
+install_virtiofsd() {
+	local cargo
+	cargo=$(command -v cargo || true)
+	[ -n "$cargo" ] || [ ! -x "$HOME/.cargo/bin/cargo" ] || cargo=$HOME/.cargo/bin/cargo
+	if [ -z "$cargo" ]; then
+		log "no cargo: guests will mount the host's root over 9p (slower)"
+		return 0
+	fi
+	log "building virtiofsd $VIRTIOFSD_VERSION from crates.io"
+	local out
+	out=$(mktemp)
+	if "$cargo" install --quiet --locked --root "$VIRTIOFSD_DIR" "virtiofsd@$VIRTIOFSD_VERSION" >"$out" 2>&1 &&
+		"$VIRTIOFSD_DIR/bin/virtiofsd" --version >/dev/null 2>&1; then
+		ln -sfn "$VIRTIOFSD_DIR/bin/virtiofsd" /usr/local/bin/virtiofsd
+	else
+		tail -n 20 "$out" >&2
+		log "virtiofsd did not build: guests will mount the host's root over 9p (slower)"
+	fi
+	rm -f "$out"
+}
+
 # apt is chatty; keep its output for when it fails.
 apt_quiet() {
 	local out
@@ -126,6 +160,7 @@ main() {
 		fi
 	fi
 	have_vng || install_vng
+	have_virtiofsd || install_virtiofsd
 	install_checkpatch
 	mkdir -p "$STAMP_DIR"
 	log "ok: kernels: $(cd /boot && ls vmlinuz-* 2>/dev/null | sed 's/vmlinuz-//' | tr '\n' ' ')"
