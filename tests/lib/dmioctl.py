@@ -114,7 +114,7 @@ def create(name, table, minor=None):
     return wait_node(node(os.minor(dev)))
 
 
-def remove(name, retries=50):
+def remove(name, retries=100):
     """Removes device NAME; retries while it is busy (a closing opener)."""
     for i in range(retries):
         try:
