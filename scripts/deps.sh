@@ -108,7 +108,7 @@ have_virtiofsd() { [ -x "$VIRTIOFSD_DIR/bin/virtiofsd" ] && [ -e /usr/local/bin/
 install_virtiofsd() {
 	local cargo
 	cargo=$(command -v cargo || true)
-	[ -n "$cargo" ] || [ ! -x "$HOME/.cargo/bin/cargo" ] || cargo=$HOME/.cargo/bin/cargo
+	[ -n "$cargo" ] || [ ! -x "${HOME:-/root}/.cargo/bin/cargo" ] || cargo=${HOME:-/root}/.cargo/bin/cargo
 	if [ -z "$cargo" ]; then
 		log "no cargo: guests will mount the host's root over 9p (slower)"
 		return 0
