@@ -15,6 +15,7 @@ and then with the same number of cached and dirty blocks.
 Prints a summary; exits 1 at the first disagreement, with the image saved
 in OUT_DIR.
 """
+import errno
 import os
 import random
 import re
@@ -80,9 +81,11 @@ def kernel_log_since(fd):
             rec = os.read(fd, 8192)
         except BlockingIOError:
             return "\n".join(lines)
-        except OSError:
-            # EPIPE: records were overwritten before we read them; go on
-            # from the oldest left.
+        except OSError as e:
+            # EPIPE: records were overwritten before we read them; the
+            # next read goes on from the oldest left.
+            if e.errno != errno.EPIPE:
+                raise
             continue
         lines.append(rec.decode(errors="replace").split(";", 1)[-1].split("\n", 1)[0])
 

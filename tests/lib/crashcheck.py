@@ -96,7 +96,7 @@ def gen(a):
         name = f"s{nmark}"
         nmark += 1
         if a.marker:
-            message(a.marker, f"mark {name}")
+            dmioctl.message(a.marker, f"mark {name}")
         st.write(f"M {name}\n")
         st.flush()
 
@@ -236,19 +236,10 @@ def check(a):
 DMError = dmioctl.DMError
 
 
-def dm_create(name, table):
-    """Creates a device; returns its node."""
-    return dmioctl.create(name, table)
-
-
 def dm_create_many(devs):
     """Creates DEVS, a list of (name, minor, table); a table may refer to
     an earlier device as MAJOR:MINOR. Returns their nodes."""
     return [dmioctl.create(n, t, minor=m) for n, m, t in devs]
-
-
-def dm_major():
-    return dmioctl.dm_major()
 
 
 # The minors of the crash-state stacks: fixed, so that a stack's upper
@@ -262,7 +253,7 @@ def crash_stack(name, a, base):
     origin, cache) nodes. The snapshot keeps BASE as it is, whatever
     loading the cache writes."""
     m = STACK_MINORS[name]
-    snap = f"{dm_major()}:{m}"
+    snap = f"{dmioctl.dm_major()}:{m}"
     return dm_create_many([
         (f"{name}_snap", m, f"0 {a.osect + a.csect} snapshot {base} {a.cow} N 8"),
         (f"{name}_o", m + 1, f"0 {a.osect} linear {snap} 0"),
@@ -276,7 +267,7 @@ def stack_names(name):
 
 def load_cache(name, a, o, c):
     """Loads the write-back cache NAME_cache on O and C; its node."""
-    return dm_create(f"{name}_cache",
+    return dmioctl.create(f"{name}_cache",
                      f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
 
 
@@ -289,10 +280,6 @@ def dm_remove(*names):
 
 def status_field(name, idx):
     return dmioctl.status(name).split()[idx]
-
-
-def message(name, msg):
-    dmioctl.message(name, msg)
 
 
 def udevd_pids():
@@ -382,10 +369,10 @@ def load_crash(a, model, mark):
     total = a.osect + a.csect
     names = ["lc_cache", "lc_c", "lc_o", "lc_lw", "lc_snap"]
     try:
-        snap = dm_create("lc_snap", f"0 {total} snapshot {a.replay} {a.cow} N 8")
-        lw = dm_create("lc_lw", f"0 {total} log-writes {snap} {a.load_log}")
-        o = dm_create("lc_o", f"0 {a.osect} linear {lw} 0")
-        c = dm_create("lc_c", f"0 {a.csect} linear {lw} {a.osect}")
+        snap = dmioctl.create("lc_snap", f"0 {total} snapshot {a.replay} {a.cow} N 8")
+        lw = dmioctl.create("lc_lw", f"0 {total} log-writes {snap} {a.load_log}")
+        o = dmioctl.create("lc_o", f"0 {a.osect} linear {lw} 0")
+        c = dmioctl.create("lc_c", f"0 {a.csect} linear {lw} {a.osect}")
         load_cache("lc", a, o, c)
     finally:
         dm_remove(*names)
@@ -437,7 +424,7 @@ def sweep_points(a):
                     print(f"crashcheck: entry {p}: two reads differ", file=sys.stderr)
                     return 1
                 if a.every and k % a.every == 0:
-                    message("cc_cache", "flush")
+                    dmioctl.message("cc_cache", "flush")
                     for _ in range(6000):
                         if status_field("cc_cache", 7) == "0":
                             break

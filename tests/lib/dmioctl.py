@@ -21,7 +21,7 @@ assert HDR.size == 312 and SPEC.size == 40
 
 CMD = {"create": 3, "remove": 4, "suspend": 6, "status": 7,
        "load": 9, "table_status": 12, "message": 14}
-PERSISTENT_DEV, STATUS_TABLE, BUFFER_FULL = 1 << 3, 1 << 4, 1 << 8
+PERSISTENT_DEV, BUFFER_FULL = 1 << 3, 1 << 8
 
 
 def _nr(cmd):
@@ -84,10 +84,6 @@ def parse_table(table):
     return lines
 
 
-def node(minor):
-    return f"/dev/dm-{minor}"
-
-
 def wait_node(path):
     for _ in range(500):
         if os.path.exists(path):
@@ -111,7 +107,7 @@ def create(name, table, minor=None):
     except DMError:
         remove(name)
         raise
-    return wait_node(node(os.minor(dev)))
+    return wait_node(f"/dev/dm-{os.minor(dev)}")
 
 
 def remove(name, retries=100):
@@ -136,10 +132,10 @@ def exists(name):
         raise
 
 
-def status(name, table=False):
-    """The status (or with TABLE, the table) line of NAME's first target,
-    as dmsetup prints it: 'START LENGTH TYPE ...'."""
-    flags, _, data = ioctl("table_status", name, STATUS_TABLE if table else 0, out=16384)
+def status(name):
+    """The status line of NAME's first target, as dmsetup prints it:
+    'START LENGTH TYPE ...'."""
+    flags, _, data = ioctl("table_status", name, out=16384)
     if flags & BUFFER_FULL:
         raise DMError(errno.ENOSPC, f"status {name}: longer than 16 KiB")
     start, length, _, _, ttype = SPEC.unpack_from(data)

@@ -30,6 +30,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import crashcheck  # noqa: E402
+import dmioctl  # noqa: E402
 import logwrites  # noqa: E402
 
 RECORD = 4096
@@ -70,7 +71,7 @@ def gen(a):
         os.write(wal, record(a.seed, k))
         os.fdatasync(wal)
         state.write(f"file f{k} {size} {zlib.crc32(data)}\nwal {k + 1}\n")
-        crashcheck.message(a.marker, f"mark d{k}")
+        dmioctl.message(a.marker, f"mark d{k}")
         state.write(f"mark d{k}\n")
     os.close(wal)
     state.close()
