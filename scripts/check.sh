@@ -108,13 +108,10 @@ for k in $kernels; do
 	step "[$k] build: test-only selftest module" scripts/build-module.sh "$k" --selftest
 done
 step "[host] build: ssdcachectl with -Wall -Wextra -Werror" make -s tool
+step "[host] checkpatch --strict: module and format header" scripts/checkpatch.sh
 
-# host_checks: checkpatch and the host suites.
-host_checks() {
-	step "[host] checkpatch --strict: module and format header" scripts/checkpatch.sh
-	bats --tap tests/host >"$res/host.tap" 2>&1
-	ingest "[host]" "$res/host.tap"
-}
+bats --tap tests/host >"$res/host.tap" 2>&1
+ingest "[host]" "$res/host.tap"
 
 # vm_checks KERNEL: the guest suites, the reboot test and the harness
 # self-test of one kernel, each in its own VM boot.
@@ -189,20 +186,17 @@ vm_checks() {
 
 # The kernels' VMs run side by side when there are CPUs for it (each VM is
 # one single-threaded TCG process); each writes its own results, merged
-# in order afterwards. The host checks run meanwhile: they take about 3
-# minutes, and the VMs would otherwise wait for them.
+# in order afterwards.
 if [ "$(nproc)" -ge 2 ] && [ "$(echo $kernels | wc -w)" -ge 2 ]; then
 	for k in $kernels; do
 		(results=$res/results-$k.txt; : >"$results"; vm_checks "$k") >"$res/vm-checks-$k.log" 2>&1 &
 	done
-	host_checks
 	wait
 	for k in $kernels; do
 		cat "$res/vm-checks-$k.log"
 		cat "$res/results-$k.txt" >>"$results"
 	done
 else
-	host_checks
 	for k in $kernels; do
 		vm_checks "$k"
 	done
