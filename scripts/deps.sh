@@ -14,7 +14,7 @@ APT_PKGS=(
 	xfsprogs e2fsprogs util-linux jq busybox-static udev tmux python3-prometheus-client man-db
 	clang llvm lld libclang-rt-14-dev dkms openssl systemd
 	postgresql python3-matplotlib mariadb-server sysbench
-	libseccomp-dev libcap-ng-dev
+	libseccomp-dev libcap-ng-dev bash-builtins
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64)
 

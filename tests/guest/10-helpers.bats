@@ -96,11 +96,11 @@ setup() { require_guest; }
 	at_two=$(dev_sum "$lw")
 	dm_remove lw
 	lwpy=$SSDCACHE_TOP/tests/lib/logwrites.py
-	[ -n "$(python3 "$lwpy" points "$log")" ] || fail "no flush points logged"
-	python3 "$lwpy" replay "$log" "$replay" --to-mark one
+	[ -n "$(python3 -S "$lwpy" points "$log")" ] || fail "no flush points logged"
+	python3 -S "$lwpy" replay "$log" "$replay" --to-mark one
 	assert_eq "$at_one" "$(dev_sum "$replay")" "state at mark one"
-	first=$(( $(python3 "$lwpy" list "$log" | grep -n 'mark=one$' | cut -d: -f1) ))
-	python3 "$lwpy" replay "$log" "$replay" --from "$first" --to-mark two
+	first=$(( $(python3 -S "$lwpy" list "$log" | grep -n 'mark=one$' | cut -d: -f1) ))
+	python3 -S "$lwpy" replay "$log" "$replay" --from "$first" --to-mark two
 	assert_eq "$at_two" "$(dev_sum "$replay")" "state at mark two"
 }
 

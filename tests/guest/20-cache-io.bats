@@ -50,7 +50,7 @@ lru_fifo_hits() {
 	blocks=$(ssdc_stat lf blocks)
 	[ "${blocks#*/}" = 224 ] || { echo "expected 4 sets: $blocks" >&2; return 1; }
 	echo "before the first round: $blocks" >&2
-	python3 - "$dm" <<'PY'
+	python3 -S - "$dm" <<'PY'
 import mmap, os, subprocess, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)

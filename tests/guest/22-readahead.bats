@@ -116,7 +116,7 @@ hit_reads() {
 	# 32 KiB request, copied to eight adjacent slots in one bio (not
 	# eight that the block layer may or may not merge).
 	# The journal (its commits may fall in the dd) lies before the data.
-	ds=$(python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" data_start)
+	ds=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" data_start)
 	sizes=$(ssd_write_bios ra_c "$ds" dd if="$BATS_TEST_TMPDIR/run" of="$dm" bs=32k \
 		seek=254 oflag=direct status=none)
 	assert_eq 64 "${sizes//$'\n'/ }" "SSD data write bios (sectors each)"

@@ -124,19 +124,19 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	ssdc_create tc "$origin" "$cache" writethrough format
 	dm_remove tc
 	# Flip a byte inside copy A (sector 0): copy B still loads.
-	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" 100
+	python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" 100
 	ssdc_create tc "$origin" "$cache" writethrough
 	dm_remove tc
 	# (Loading rewrote the superblock.) Both copies bad: refused, with the reason.
-	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" 100
-	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" $((4096 + 100))
+	python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" 100
+	python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip "$cache" $((4096 + 100))
 	refused "$origin $cache writethrough" "Both ssdcache superblocks are corrupted"
 }
 
 @test "table: the superblock checksum is the documented crc32c" {
 	ssdc_create tc "$origin" "$cache" writethrough format
 	dm_remove tc
-	run python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" sb "$cache"
+	run python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" sb "$cache"
 	[ "$status" -eq 0 ]
 	[[ "${lines[0]}" == *"csum_ok=1"* && "${lines[1]}" == *"csum_ok=1"* ]] || fail "$output"
 	[[ "$output" == *"version=3 "* && "$output" == *"set_shift=3"* ]] || fail "$output"
@@ -145,9 +145,9 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 @test "table: an unknown format version is refused" {
 	ssdc_create tc "$origin" "$cache" writethrough format
 	dm_remove tc
-	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" version 99
+	python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" version 99
 	refused "$origin $cache writethrough" "Unsupported on-disk format version"
-	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" version 1
+	python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" version 1
 	refused "$origin $cache writethrough" "Unsupported on-disk format version"
 }
 
@@ -155,11 +155,11 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	meta=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
 	ssdc_create tc "$origin" "$cache" writethrough format
 	dm_remove tc
-	python3 "$meta" set-sb "$cache" set_shift 6
+	python3 -S "$meta" set-sb "$cache" set_shift 6
 	refused "$origin $cache writethrough" "Superblock has an unknown set hash"
 	# Format 2 had no set_shift: it hashed every block alone.
-	python3 "$meta" set-sb "$cache" set_shift 3
-	python3 "$meta" set-sb "$cache" version 2
+	python3 -S "$meta" set-sb "$cache" set_shift 3
+	python3 -S "$meta" set-sb "$cache" version 2
 	refused "$origin $cache writethrough" "Superblock has an unknown set hash"
 }
 
@@ -169,9 +169,9 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	opts="writeback_idle_ms 0 dirty_high 100"
 	cache=$(nullb_create tb_b 16 fast)
 	ssdc_create tc "$origin" "$cache" writeback format block_size 32768 $opts
-	assert_eq 0 "$(python3 "$meta" get-sb "$cache" set_shift)" "set_shift of 32 KiB blocks"
+	assert_eq 0 "$(python3 -S "$meta" get-sb "$cache" set_shift)" "set_shift of 32 KiB blocks"
 	dm_remove tc
-	python3 "$meta" set-sb "$cache" version 2
+	python3 -S "$meta" set-sb "$cache" version 2
 	dm=$(ssdc_create tc "$origin" "$cache" writeback $opts)
 	assert_eq 2 "$(ssdc_stat tc version)" "format in the status line"
 	fio_verify "$dm" 4k-64k 8M --do_verify=0
@@ -186,13 +186,13 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	wait_clean tc
 	dm_remove tc
 	assert_eq "$want" "$(dev_sum "$origin")" "origin after writeback"
-	assert_eq 2 "$(python3 "$meta" get-sb "$cache" version)" "format after use"
+	assert_eq 2 "$(python3 -S "$meta" get-sb "$cache" version)" "format after use"
 }
 
 @test "table: an inconsistent geometry is refused" {
 	ssdc_create tc "$origin" "$cache" writethrough format
 	dm_remove tc
-	python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" nr_blocks 999999
+	python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" set-sb "$cache" nr_blocks 999999
 	refused "$origin $cache writethrough" "Superblock geometry is inconsistent"
 }
 
@@ -208,16 +208,16 @@ load_refused() { creation_refused "$origin $cache writeback" "$1"; }
 	dd if=/dev/urandom of="$dm" bs=4k count=64 seek=3000 oflag=direct status=none
 	dm_remove tc
 	meta=$SSDCACHE_TOP/tests/lib/ssdc_meta.py
-	python3 "$meta" flip-map "$cache" 0
+	python3 -S "$meta" flip-map "$cache" 0
 	load_refused "Block map is corrupted"
-	python3 "$meta" flip-map "$cache" 0
+	python3 -S "$meta" flip-map "$cache" 0
 	ssdc_create tc "$origin" "$cache" writeback $opts >/dev/null
 	[ "$(ssdc_stat tc dirty)" -gt 0 ]
 	dm_remove tc
-	python3 "$meta" bad-jrec "$cache"
+	python3 -S "$meta" bad-jrec "$cache"
 	load_refused "Journal is corrupted"
 	# Even an empty entry for a block past the end (the fuzzer found the
 	# loaders storing it, out of bounds).
-	python3 "$meta" bad-jrec-empty "$cache"
+	python3 -S "$meta" bad-jrec-empty "$cache"
 	load_refused "Journal is corrupted"
 }

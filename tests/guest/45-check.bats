@@ -57,12 +57,12 @@ load_refused() {
 
 @test "check: one damaged superblock copy is a warning; both are an error, and load refuses" {
 	fresh_cache
-	python3 "$META" flip "$cache" 100
+	python3 -S "$META" flip "$cache" 100
 	run "$SSDCACHECTL" check "$cache"
 	[ "$status" -eq 0 ] || fail "one copy: $status $output"
 	[[ "$output" == *"superblock A: wrong checksum"*"clean (one superblock copy is bad"* ]] ||
 		fail "one copy: $output"
-	python3 "$META" flip "$cache" $((4096 + 100))
+	python3 -S "$META" flip "$cache" $((4096 + 100))
 	run "$SSDCACHECTL" check "$cache"
 	[ "$status" -eq 4 ] || fail "both copies: $status $output"
 	[[ "$output" == *"no valid superblock"* ]] || fail "both copies: $output"
@@ -71,7 +71,7 @@ load_refused() {
 
 @test "check: a block map page with no valid copy, a bad journal record, a block mapped twice" {
 	fresh_cache
-	python3 "$META" flip-map "$cache" 0
+	python3 -S "$META" flip-map "$cache" 0
 	run "$SSDCACHECTL" check "$cache"
 	[ "$status" -eq 4 ] && [[ "$output" == *"block map page 0: no valid copy"* ]] ||
 		fail "flip-map: $status $output"
@@ -79,7 +79,7 @@ load_refused() {
 	devices_cleanup
 
 	fresh_cache
-	python3 "$META" bad-jrec "$cache"
+	python3 -S "$META" bad-jrec "$cache"
 	run "$SSDCACHECTL" check "$cache"
 	[ "$status" -eq 4 ] && [[ "$output" == *"journal commit"*"entry past the last cache block"* ]] ||
 		fail "bad-jrec: $status $output"
@@ -88,7 +88,7 @@ load_refused() {
 	devices_cleanup
 
 	fresh_cache
-	python3 "$META" bad-jrec-empty "$cache"
+	python3 -S "$META" bad-jrec-empty "$cache"
 	run "$SSDCACHECTL" check "$cache"
 	[ "$status" -eq 4 ] && [[ "$output" == *"journal commit"*"entry past the last cache block"* ]] ||
 		fail "bad-jrec-empty: $status $output"
@@ -96,7 +96,7 @@ load_refused() {
 	devices_cleanup
 
 	fresh_cache
-	python3 "$META" dup-map "$cache"
+	python3 -S "$META" dup-map "$cache"
 	run "$SSDCACHECTL" check "$cache"
 	[ "$status" -eq 4 ] && [[ "$output" == *"mapped twice (cache blocks 0 and 1)"* ]] ||
 		fail "dup-map: $status $output"

@@ -25,7 +25,7 @@ teardown() {
 	# One fixed random sequence per kernel: reproducible, and each kernel
 	# sees other images.
 	rseed=$(uname -r | cksum | cut -d' ' -f1)
-	run python3 "$SSDCACHE_TOP/tests/lib/corrupt_diff.py" "$SSDCACHECTL" "$cache" "$origin" \
+	run python3 -S "$SSDCACHE_TOP/tests/lib/corrupt_diff.py" "$SSDCACHECTL" "$cache" "$origin" \
 		"$SSDCACHE_TOP/tests/fuzz/corpus" 60 "$rseed" "$SSDCACHE_RESULTS"
 	udev_queue_start
 	echo "$output" | tee "$SSDCACHE_RESULTS/corrupt-diff.txt"

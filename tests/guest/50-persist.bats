@@ -14,14 +14,14 @@ REF=$SSDCACHE_TOP/tests/lib/refmodel.py
 	seed=1
 	for mode in writethrough writearound; do
 		dm=$(ssdc_create rm "$origin" "$cache" $mode format force)
-		python3 "$REF" run "$dm" "$shadow" 1500 $seed
+		python3 -S "$REF" run "$dm" "$shadow" 1500 $seed
 		dm_remove rm
 		dm=$(ssdc_create rm "$origin" "$cache" $mode)
 		[ "$(ssdc_used rm)" -gt 0 ] || fail "$mode: nothing stayed cached"
-		python3 "$REF" compare "$dm" "$shadow"
-		python3 "$REF" run "$dm" "$shadow" 500 $((seed + 100))
+		python3 -S "$REF" compare "$dm" "$shadow"
+		python3 -S "$REF" run "$dm" "$shadow" 500 $((seed + 100))
 		dm_remove rm
-		python3 "$REF" compare "$origin" "$shadow"
+		python3 -S "$REF" compare "$origin" "$shadow"
 		seed=$((seed + 1))
 	done
 }
@@ -224,7 +224,7 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 	# block 3000's page is written with the entry as it is durable, none.
 	# The next commit syncs and journals block 3000; the checkpoint after
 	# it must write its page again before it drops that journal.
-	python3 - "$dm" "$BATS_TEST_TMPDIR/x" <<'PY'
+	python3 -S - "$dm" "$BATS_TEST_TMPDIR/x" <<'PY'
 import mmap, os, subprocess, sys, time
 dev, out = sys.argv[1:3]
 names = os.environ["SSDC_STATUS_FIELDS"].split()

@@ -19,7 +19,7 @@ faulty_cache() {
 	# Blocks 2500.. are clear of what udev's probe reads (and caches).
 	dd if=/dev/urandom of="/dev/mapper/$tag" bs=4k count=64 seek=2500 oflag=direct status=none
 	dm_remove "$tag"
-	ds=$(python3 "$META" get-sb "$lin" data_start)
+	ds=$(python3 -S "$META" get-sb "$lin" data_start)
 	total=$(dev_sectors "$ssd")
 	case $data in
 	error) data="error" ;;
@@ -73,7 +73,7 @@ $ds $((total - ds)) $data"
 	require_guest
 	faulty_cache fd error
 	# Back to a working data area, to make blocks 2600.. dirty on it.
-	ds=$(python3 "$META" get-sb "$lin" data_start)
+	ds=$(python3 -S "$META" get-sb "$lin" data_start)
 	dm_reload fd_c "0 $(dev_sectors "$ssd") linear $ssd 0"
 	opts="writeback_idle_ms 0 dirty_high 100"
 	dm=$(ssdc_create fd "$origin" "$lin" writeback $opts)
@@ -101,7 +101,7 @@ $ds $(($(dev_sectors "$ssd") - ds)) error"
 @test "faults: metadata corrupted on its way from the SSD (dm-flakey corrupt_bio_byte) is refused, and nothing is written" {
 	require_guest
 	faulty_cache fc linear
-	ds=$(python3 "$META" get-sb "$ssd" data_start)
+	ds=$(python3 -S "$META" get-sb "$ssd" data_start)
 	total=$(dev_sectors "$ssd")
 	want=$(dd if="$origin" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)
 	# Byte 25 of every read of the metadata area (in the superblock, the
@@ -140,7 +140,7 @@ $ds $((total - ds)) linear $ssd $ds"
 	dd if=/dev/urandom of="$dm" bs=4k count=4 seek=16 oflag=direct,dsync status=none
 	dm_remove fl
 	dm_remove fl_o
-	entries=$(python3 "$SSDCACHE_TOP/tests/lib/logwrites.py" list "$log")
+	entries=$(python3 -S "$SSDCACHE_TOP/tests/lib/logwrites.py" list "$log")
 	echo "$entries"
 	grep -q FLUSH <<<"$entries" || fail "no flush reached the origin"
 	grep -q FUA <<<"$entries" || fail "no FUA write reached the origin"
@@ -171,7 +171,7 @@ $ds $((total - ds)) linear $ssd $ds"
 
 	# Latched: recorded in the superblock, kept across a reload.
 	dm_remove dg
-	assert_eq 1 "$(python3 "$META" get-sb "$lin" flags)" "superblock flags"
+	assert_eq 1 "$(python3 -S "$META" get-sb "$lin" flags)" "superblock flags"
 	run "$SSDCACHECTL" check "$lin"
 	[ "$status" -eq 0 ] || fail "check: $output"
 	[[ "$output" == *degraded* ]] || fail "check does not say degraded: $output"
@@ -183,7 +183,7 @@ $ds $((total - ds)) linear $ssd $ds"
 	run "$SSDCACHECTL" clear-degraded dg
 	[ "$status" -eq 0 ] || fail "clear-degraded: $output"
 	assert_eq ok "$(ssdc_stat dg state)" "after clear-degraded"
-	assert_eq 0 "$(python3 "$META" get-sb "$lin" flags)" "superblock flags after clear"
+	assert_eq 0 "$(python3 -S "$META" get-sb "$lin" flags)" "superblock flags after clear"
 	dd if="$dm" of=/dev/null bs=4k count=16 skip=4000 iflag=direct status=none
 	sleep 1
 	dmsetup message dg 0 reset_stats
@@ -204,7 +204,7 @@ $ds $((total - ds)) linear $ssd $ds"
 	dd if="$BATS_TEST_TMPDIR/d" of="$dm" bs=4k seek=2600 oflag=direct status=none
 	assert_eq 16 "$(ssdc_stat wd dirty)"
 	dm_remove wd
-	ds=$(python3 "$META" get-sb "$lin" data_start)
+	ds=$(python3 -S "$META" get-sb "$lin" data_start)
 	total=$(dev_sectors "$ssd")
 	dm_reload wd_c "0 $ds linear $ssd 0
 $ds $((total - ds)) flakey $ssd $ds 0 100 1 error_writes"

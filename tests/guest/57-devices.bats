@@ -151,7 +151,7 @@ slot_sector() {
 	local slot ds
 	slot=$("$SSDCACHECTL" dump "$1" | awk -v b="$2" '$2 == b {print $1}')
 	[ -n "$slot" ] || { echo "block $2 not cached" >&2; return 1; }
-	ds=$(python3 "$META" get-sb "$1" data_start)
+	ds=$(python3 -S "$META" get-sb "$1" data_start)
 	echo $((ds + slot * 8))
 }
 

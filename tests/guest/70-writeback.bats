@@ -138,18 +138,18 @@ run_io() {
 	shadow=$BATS_TEST_TMPDIR/shadow
 	# No cleaning at all: the dirty blocks must come back as they were.
 	dm=$(ssdc_create wr "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
-	python3 "$REF" run "$dm" "$shadow" 1500 11
+	python3 -S "$REF" run "$dm" "$shadow" 1500 11
 	dirty=$(ssdc_stat wr dirty)
 	[ "$dirty" -gt 0 ]
 	dm_remove wr
 	dm=$(ssdc_create wr "$origin" "$cache" writeback writeback_idle_ms 0 dirty_high 100)
 	assert_eq "$dirty" "$(ssdc_stat wr dirty)" "dirty blocks after reload"
-	python3 "$REF" compare "$dm" "$shadow"
-	python3 "$REF" run "$dm" "$shadow" 500 12
+	python3 -S "$REF" compare "$dm" "$shadow"
+	python3 -S "$REF" run "$dm" "$shadow" 500 12
 	dmsetup message wr 0 flush
 	wait_clean wr
 	dm_remove wr
-	python3 "$REF" compare "$origin" "$shadow"
+	python3 -S "$REF" compare "$origin" "$shadow"
 }
 
 @test "writeback: reference model with a small cache and the cleaner racing" {
@@ -158,14 +158,14 @@ run_io() {
 	shadow=$BATS_TEST_TMPDIR/shadow
 	dm=$(ssdc_create rs "$origin" "$cache" writeback format dirty_high 10 dirty_low 5)
 	[[ "$(dmsetup table rs)" == *"dirty_high 10 dirty_low 5"* ]] || fail "$(dmsetup table rs)"
-	python3 "$REF" run "$dm" "$shadow" 3000 21
+	python3 -S "$REF" run "$dm" "$shadow" 3000 21
 	[ "$(ssdc_stat rs cleaned)" -gt 0 ] || fail "the cleaner never ran"
 	dm_remove rs
 	dm=$(ssdc_create rs "$origin" "$cache" writeback)
-	python3 "$REF" compare "$dm" "$shadow"
+	python3 -S "$REF" compare "$dm" "$shadow"
 	dmsetup message rs 0 flush
 	wait_clean rs
-	python3 "$REF" compare "$origin" "$shadow"
+	python3 -S "$REF" compare "$origin" "$shadow"
 }
 
 @test "writeback: switching to writethrough drains the dirty blocks" {
@@ -173,17 +173,17 @@ run_io() {
 	cache=$(nullb_create ms_c 16 fast)
 	shadow=$BATS_TEST_TMPDIR/shadow
 	dm=$(ssdc_create ms "$origin" "$cache" writethrough format)
-	python3 "$REF" run "$dm" "$shadow" 300 31
+	python3 -S "$REF" run "$dm" "$shadow" 300 31
 	dmsetup message ms 0 writeback_idle_ms 0
 	dmsetup message ms 0 mode writeback
-	python3 "$REF" run "$dm" "$shadow" 800 32
+	python3 -S "$REF" run "$dm" "$shadow" 800 32
 	[ "$(ssdc_stat ms dirty)" -gt 0 ]
 	dmsetup message ms 0 mode writethrough
 	assert_eq writethrough "$(ssdc_stat ms mode)"
-	python3 "$REF" run "$dm" "$shadow" 300 33
+	python3 -S "$REF" run "$dm" "$shadow" 300 33
 	wait_clean ms
-	python3 "$REF" compare "$dm" "$shadow"
-	python3 "$REF" compare "$origin" "$shadow"
+	python3 -S "$REF" compare "$dm" "$shadow"
+	python3 -S "$REF" compare "$origin" "$shadow"
 }
 
 @test "writeback: flush and FUA complete through a commit" {
@@ -241,7 +241,7 @@ run_io() {
 	dmesg_mark
 	dm=$(ssdc_create iy "$slow" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
 	# 400 dirty blocks, no two adjacent: a batch of 256 is 256 origin writes.
-	python3 - "$dm" <<'PY'
+	python3 -S - "$dm" <<'PY'
 import mmap, os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
@@ -256,7 +256,7 @@ PY
 	# that the origin is never idle for 300 ms: the batch under way must
 	# stop, and no other may start. One process, so that the first read
 	# comes at once (a process start takes a good part of a second here).
-	sent=$(python3 - "$dm" "$slow" "$cache" <<'PY'
+	sent=$(python3 -S - "$dm" "$slow" "$cache" <<'PY'
 import mmap, os, subprocess, sys, time
 def field(dev, i):
     dev = os.path.basename(os.path.realpath(dev))
@@ -316,7 +316,7 @@ PY
 	udevadm settle
 	udev_pause
 	for round in 0 1 2 3 4 5 6 7; do
-		sets=$(python3 - "$dm" "$total" "$round" <<'PY'
+		sets=$(python3 -S - "$dm" "$total" "$round" <<'PY'
 import mmap, os, sys
 nr_sets, rnd = int(sys.argv[2]) // 56, int(sys.argv[3])
 def set_of(ob):
@@ -477,7 +477,7 @@ PY
 	# second is not, and the flush message follows it at once (a timed
 	# commit would sync it a second later). The message commits before
 	# its first batch, so that batch takes both halves, each run whole.
-	python3 - "$dm" "$BATS_TEST_TMPDIR/want" <<'PY'
+	python3 -S - "$dm" "$BATS_TEST_TMPDIR/want" <<'PY'
 import hashlib, mmap, os, random, subprocess, sys
 rng = random.Random(5)
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_DIRECT)
@@ -505,7 +505,7 @@ PY
 	wait_clean so
 	dm_remove so
 	dm_remove so_lw
-	python3 "$SSDCACHE_TOP/tests/lib/logwrites.py" list "$logdev" >"$BATS_TEST_TMPDIR/log"
+	python3 -S "$SSDCACHE_TOP/tests/lib/logwrites.py" list "$logdev" >"$BATS_TEST_TMPDIR/log"
 	# The writes after the mark, in the order the origin saw them.
 	sed -n '/mark=flush/,$p' "$BATS_TEST_TMPDIR/log" |
 		sed -n 's/^[0-9]* WRITE sector=\([0-9]*\) nr=\([0-9]*\)$/\1 \2/p' >"$BATS_TEST_TMPDIR/w"
@@ -546,10 +546,10 @@ for burst in bursts:
     if len(bursts) > 1:
         time.sleep(0.3)
 PY
-	python3 "$BATS_TEST_TMPDIR/w.py" "$dm" first
+	python3 -S "$BATS_TEST_TMPDIR/w.py" "$dm" first
 	assert_eq 4000 "$(ssdc_stat mb dirty)" "dirty blocks"
 	dmsetup message mb 0 flush
-	python3 "$BATS_TEST_TMPDIR/w.py" "$dm" during
+	python3 -S "$BATS_TEST_TMPDIR/w.py" "$dm" during
 	# The flush ends when nothing is dirty, which may have come between
 	# two bursts.
 	dmsetup message mb 0 flush
@@ -573,7 +573,7 @@ PY
 	# way, must find the first one's slot (and wait for it), not the
 	# cancelled fill's, or the block ends up dirty in two slots: reads
 	# then serve whichever comes first, and the cleaner writes back both.
-	python3 - "$dm" "$BATS_TEST_TMPDIR" <<'PY'
+	python3 -S - "$dm" "$BATS_TEST_TMPDIR" <<'PY'
 import mmap, os, sys, threading, time
 dev, tmp = sys.argv[1], sys.argv[2]
 fd = os.open(dev, os.O_RDWR | os.O_DIRECT)

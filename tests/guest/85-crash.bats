@@ -54,14 +54,14 @@ crash_sweep() {
 	shift 2
 	log_devices cs "$@"
 	dm_logwrites_mark cs_lw formatted
-	python3 "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw
+	python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw
 	if [ "$then" != none ]; then
 		dmsetup message cs 0 $then
 		wait_clean cs
 	fi
 	replay_devices cs
 	loadlog=$(nullb_create cs_ll 64 fast)
-	run python3 "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
+	run python3 -S "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
 		$osect $csect --every 10 --load-log "$loadlog"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -89,7 +89,7 @@ power_cut_wb() {
 	cache=$(nullb_create pw_c 6 fast 4)
 	dm=$(ssdc_create pw "$origin" "$cache" writeback format dirty_high 30 dirty_low 10)
 	: >"$BATS_TEST_TMPDIR/state"
-	python3 "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" 100000 $secs >/dev/null 2>&1 &
+	python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" 100000 $secs >/dev/null 2>&1 &
 	pid=$!
 	for i in $(seq 600); do
 		grep -q '^M ' "$BATS_TEST_TMPDIR/state" && break
@@ -108,7 +108,7 @@ power_cut_wb() {
 	dm=$(ssdc_create pw "$origin" "$cache" writeback)
 	echo "# cut after ${secs}s: recovery (dmsetup create) $(( ($(date +%s%N) - t0) / 1000000 )) ms;" \
 		"$(dmesg_since | grep -o 'replayed [0-9]* journal commits'), $(ssdc_stat pw dirty) dirty" >&3
-	python3 "$CC" check "$dm" "$BATS_TEST_TMPDIR/state" --mark last >/dev/null
+	python3 -S "$CC" check "$dm" "$BATS_TEST_TMPDIR/state" --mark last >/dev/null
 	grep -q '^M ' "$BATS_TEST_TMPDIR/state" || fail "no durability point before the cut"
 	dm_remove pw
 	devices_cleanup
@@ -129,11 +129,11 @@ power_cut_wb() {
 	dm_logwrites_mark fs_lw formatted
 	mkdir -p "$mnt"
 	mount -t ext4 "$dm" "$mnt"
-	python3 "$FC" gen "$mnt" "$BATS_TEST_TMPDIR/state" "$FSCRASH_ROUNDS" 7 --marker fs_lw ||
+	python3 -S "$FC" gen "$mnt" "$BATS_TEST_TMPDIR/state" "$FSCRASH_ROUNDS" 7 --marker fs_lw ||
 		{ umount "$mnt"; fail "the workload failed"; }
 	umount "$mnt"
 	replay_devices fs
-	run python3 "$FC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
+	run python3 -S "$FC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
 		$osect $csect "$mnt"
 	echo "$output"
 	[ "$status" -eq 0 ]

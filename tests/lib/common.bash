@@ -6,6 +6,18 @@ SSDCACHE_TOP=${SSDCACHE_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=tests/lib/devices.bash
 source "$SSDCACHE_TOP/tests/lib/devices.bash"
 
+# Under TCG every program started costs about 0.1 s: sleep, seq, mkdir,
+# rm, rmdir, cut, basename and dirname run inside bash instead, as the
+# loadable builtins of Debian's bash-builtins (scripts/deps.sh installs
+# it; without it they stay programs). Only those whose options the tests
+# use behave as the programs do: not head (no -c) nor stat.
+for _b in sleep seq mkdir rm rmdir cut basename dirname; do
+	enable -f "/usr/lib/bash/$_b" "$_b" 2>/dev/null || true
+done
+unset _b
+# The tests' Python helpers use only the standard library: they run as
+# "python3 -S", without site's start-up (about 0.35 s under TCG).
+
 SSDCACHECTL=$SSDCACHE_TOP/build/userspace/ssdcachectl
 # The tool's registry of caches (ssdcachectl(8)): each test has its own,
 # dropped at teardown (47-boot uses the real one, as udev does).
@@ -41,7 +53,9 @@ dmesg_mark() {
 	DMESG_MARK="ssdcache-test: mark $BASHPID.$RANDOM.$SECONDS"
 	echo "$DMESG_MARK" >/dev/kmsg
 }
-dmesg_since() { dmesg | sed -n "\|$DMESG_MARK\$|,\$p" | tail -n +2; }
+dmesg_since() {
+	dmesg | awk -v m="$DMESG_MARK" 'on; substr($0, length($0) - length(m) + 1) == m { on = 1 }'
+}
 
 # Fails the test with a message.
 fail() {
@@ -93,7 +107,7 @@ ssdc_stat() {
 }
 
 # sysdir NAME: the cache's sysfs directory.
-sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ' | tr , :)/ssdcache"; }
+sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings --separator : -o major,minor "$1")/ssdcache"; }
 
 # ssdc_sysstat NAME COUNTER: one file of the cache's sysfs stats/.
 ssdc_sysstat() { cat "$(sysdir "$1")/stats/$2"; }
@@ -139,7 +153,7 @@ blk() { dd if="$1" bs=4k skip="$2" count=1 iflag=direct status=none | md5sum; }
 blk_sums() {
 	local dev=$1
 	shift
-	python3 - "$dev" "$@" <<'PY'
+	python3 -S - "$dev" "$@" <<'PY'
 import hashlib, mmap, os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)

@@ -32,6 +32,7 @@ _nullb_ready() {
 # Waits for a block device node to appear (udev may be slow under TCG).
 wait_for_dev() {
 	local dev=$1 i
+	[ -b "$dev" ] && return 0
 	for i in $(seq 1 100); do
 		[ -b "$dev" ] && return 0
 		udevadm settle 2>/dev/null || sleep 0.1
@@ -148,7 +149,16 @@ dm_reload() {
 	dmsetup suspend "$1" && dmsetup load "$1" --table "$2" && dmsetup resume "$1"
 }
 
-dev_sectors() { blockdev --getsz "$1"; }
+# dev_sectors DEV: its size in 512-byte sectors. From sysfs when DEV is
+# /dev/NAME of a whole disk (no program started), else blockdev.
+dev_sectors() {
+	local f=/sys/class/block/${1#/dev/}/size n
+	if [ "${1#/dev/}" != "$1" ] && [ -r "$f" ] && [ ! -L "$1" ]; then
+		read -r n <"$f" && echo "$n"
+	else
+		blockdev --getsz "$1"
+	fi
+}
 
 dm_linear_create() {
 	local name=$1 dev=$2 off=${3:-0} len=${4:-$(dev_sectors "$2")}
@@ -301,10 +311,12 @@ _dm_cleanup() {
 # Tears down everything this test made, newest first. Returns non-zero if
 # anything could not be removed, and says what.
 devices_cleanup() {
-	local kind name rc=0 reg
+	local kind name rc=0 reg i lines
 	reg=$(_registry)
 	[ -f "$reg" ] || return 0
-	while read -r kind name; do
+	mapfile -t lines <"$reg"
+	for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
+		read -r kind name <<<"${lines[i]}"
 		case $kind in
 		dm) [ -e "/dev/mapper/$name" ] || continue
 		    _dm_cleanup "$name" || rc=1 ;;
@@ -315,7 +327,7 @@ devices_cleanup() {
 		scsi_debug) _scsi_debug_remove ||
 			{ echo "cleanup: cannot unload scsi_debug" >&2; rc=1; } ;;
 		esac
-	done < <(tac "$reg")
+	done
 	rm -f "$reg"
 	return $rc
 }
@@ -333,9 +345,11 @@ dev_sum() {
 # figures before and after an operation say that it wrote nothing, even
 # data equal to what was there, at no cost (a dev_sum reads the disk).
 dev_writes() {
-	local d f
+	local d f n
 	for d in "$@"; do
-		read -ra f <"/sys/block/$(basename "$(readlink -f "$d")")/stat"
+		n=${d##*/}
+		[ ! -L "$d" ] && [ -e "/sys/block/$n/stat" ] || n=$(basename "$(readlink -f "$d")")
+		read -ra f <"/sys/block/$n/stat"
 		printf '%s %s ' "${f[4]}" "${f[11]:-0}"
 	done
 }
