@@ -51,15 +51,16 @@ lru_fifo_hits() {
 	[ "${blocks#*/}" = 224 ] || { echo "expected 4 sets: $blocks" >&2; return 1; }
 	echo "before the first round: $blocks" >&2
 	python3 -S - "$dm" <<'PY'
-import mmap, os, subprocess, sys, time
+import mmap, os, sys, time
+sys.path.insert(0, os.environ["SSDCACHE_TOP"] + "/tests/lib")
+import dmioctl
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
 def read(first, n):
     for b in range(first, first + n):
         os.preadv(fd, [buf], b * 4096)
 def hits():
-    return int(subprocess.run(["dmsetup", "status", "lf"], capture_output=True,
-                              text=True, check=True).stdout.split()[8])
+    return int(dmioctl.status("lf").split()[8])
 hot = 0
 for r in range(12):
     h = hits()
@@ -166,7 +167,6 @@ PY
 cutoff_case() {
 	local bs=$1 count=$2 min=$3 max=$4 n filled
 	dm=$(ssdc_create io "$origin" "$cache" writethrough format sequential_cutoff 1048576)
-	udevadm settle
 	sleep 0.5
 	before=$(ssdc_used io)
 	dd if="$dm" of=/dev/null bs="$bs" count="$count" iflag=direct status=none
@@ -207,7 +207,6 @@ held_write() {
 	shift 2
 	slow=$(dm_delay_create io_slow "$origin" 0 5000)
 	dm=$(ssdc_create io "$slow" "$cache" writethrough format sequential_cutoff 4096)
-	udevadm settle
 	u0=$(ssdc_used io)
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs="$size" count=1 status=none
 	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs="$size" seek="$seek" oflag=direct status=none &
@@ -318,7 +317,6 @@ held_write() {
 @test "io: a read of uncached blocks is one origin read, and fills each block" {
 	# No readahead (22-readahead.bats): the 4 KiB read would fill all 16.
 	dm=$(ssdc_create io "$origin" "$cache" writearound format readahead_kb 0)
-	udevadm settle
 	dd if=/dev/urandom of="$dm" bs=64k count=1 seek=10 oflag=direct status=none
 	want=$(dd if="$origin" bs=64k skip=10 count=1 iflag=direct status=none | md5sum)
 	u0=$(ssdc_used io)
@@ -348,7 +346,6 @@ held_write() {
 	ol=$(NULLB_MAX_SECTORS=1024 nullb_create io_m 64 fast)
 	echo none >/sys/block/io_m/queue/scheduler
 	dm=$(ssdc_create io "$ol" "$cache" writearound format readahead_kb 0)
-	udevadm settle
 	q=/sys/block/io_m/queue
 	at=100
 	for kb in 96 256 512; do
@@ -433,7 +430,6 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	echo none >/sys/block/io_o/queue/scheduler
 	lin=$(dm_linear_create io_l "$cache")
 	dm=$(ssdc_create io "$origin" "$lin" writethrough format)
-	udevadm settle
 	dd if="$dm" of=/dev/null bs=64k count=1 skip=20 iflag=direct status=none
 	ssdc_quiesce io	# the fills are journaled as VALID
 	dmsetup message io 0 reset_stats
@@ -469,7 +465,6 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	want=$(md5sum <"$BATS_TEST_TMPDIR/new")
 	for mode in writethrough writearound; do
 		dm=$(ssdc_create io "$origin" "$cache" $mode format force)
-		udevadm settle
 		# The second 64 KiB cached first: the write replaces (write-
 		# through) or invalidates (write-around) those copies.
 		dd if="$dm" of=/dev/null bs=64k count=1 skip=31 iflag=direct status=none

@@ -225,12 +225,13 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 	# The next commit syncs and journals block 3000; the checkpoint after
 	# it must write its page again before it drops that journal.
 	python3 -S - "$dm" "$BATS_TEST_TMPDIR/x" <<'PY'
-import mmap, os, subprocess, sys, time
+import mmap, os, sys
+sys.path.insert(0, os.environ["SSDCACHE_TOP"] + "/tests/lib")
+import dmioctl
 dev, out = sys.argv[1:3]
 names = os.environ["SSDC_STATUS_FIELDS"].split()
 def stat(name):
-    f = subprocess.run(["dmsetup", "status", "jc"], capture_output=True, text=True,
-                       check=True).stdout.split()
+    f = dmioctl.status("jc").split()
     return int(f[3 + names.index(name)])
 fua = os.open(dev, os.O_WRONLY | os.O_DIRECT | os.O_DSYNC)
 fd = os.open(dev, os.O_WRONLY | os.O_DIRECT)

@@ -60,7 +60,6 @@ $ds $((total - ds)) $data"
 	faulty_cache fr error
 	want=$(dd if="$origin" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)
 	dm=$(ssdc_create fr "$origin" "$lin" writethrough error_limit 0)
-	udevadm settle
 	dmsetup message fr 0 reset_stats
 	assert_eq "$want" "$(dd if="$dm" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)" \
 		"reads with a failing SSD"
@@ -84,7 +83,6 @@ $ds $((total - ds)) $data"
 	dm_reload fd_c "0 $ds linear $ssd 0
 $ds $(($(dev_sectors "$ssd") - ds)) error"
 	dm=$(ssdc_create fd "$origin" "$lin" writeback $opts)
-	udevadm settle
 	for b in 2600 2607 2615; do
 		run dd if="$dm" of="$BATS_TEST_TMPDIR/got" bs=4k count=1 skip=$b iflag=direct status=none
 		[ "$status" -ne 0 ] || fail "block $b read without error: $(md5sum <"$BATS_TEST_TMPDIR/got")"
@@ -123,7 +121,6 @@ $ds $((total - ds)) linear $ssd $ds"
 	# The same SSD without the fault loads, with its blocks cached.
 	dm_reload fc_c "0 $total linear $ssd 0"
 	dm=$(ssdc_create fc "$origin" /dev/mapper/fc_c writethrough)
-	udevadm settle
 	dmsetup message fc 0 reset_stats
 	assert_eq "$want" "$(dd if="$dm" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)" data
 	assert_eq 64 "$(ssdc_stat fc read_hits)" "blocks still cached"
@@ -152,7 +149,6 @@ $ds $((total - ds)) linear $ssd $ds"
 	want=$(dd if="$origin" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)
 	dmesg_mark
 	dm=$(ssdc_create dg "$origin" "$lin" writethrough error_limit 4)
-	udevadm settle
 	assert_eq "$want" "$(dd if="$dm" bs=4k count=64 skip=2500 iflag=direct status=none | md5sum)" \
 		"reads with a failing SSD"
 	assert_eq degraded "$(ssdc_stat dg state)"
@@ -209,7 +205,6 @@ $ds $((total - ds)) linear $ssd $ds"
 	dm_reload wd_c "0 $ds linear $ssd 0
 $ds $((total - ds)) flakey $ssd $ds 0 100 1 error_writes"
 	dm=$(ssdc_create wd "$origin" "$lin" writeback $opts)
-	udevadm settle
 
 	# A write-back write the SSD fails returns the error; nothing else is lost.
 	for b in 2700 2701 2702; do
