@@ -268,7 +268,7 @@ def stack_names(name):
 def load_cache(name, a, o, c):
     """Loads the write-back cache NAME_cache on O and C; its node."""
     return dmioctl.create(f"{name}_cache",
-                     f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
+                          f"0 {a.osect} ssdcache {o} {c} writeback 2 origin_id crashcheck")
 
 
 def dm_remove(*names):

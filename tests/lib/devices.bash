@@ -149,15 +149,21 @@ dm_reload() {
 	dmsetup suspend "$1" && dmsetup load "$1" --table "$2" && dmsetup resume "$1"
 }
 
-# dev_sectors DEV: its size in 512-byte sectors. From sysfs when DEV is
-# /dev/NAME of a whole disk (no program started), else blockdev.
-dev_sectors() {
-	local f=/sys/class/block/${1#/dev/}/size n
-	if [ "${1#/dev/}" != "$1" ] && [ -r "$f" ] && [ ! -L "$1" ]; then
-		read -r n <"$f" && echo "$n"
-	else
-		blockdev --getsz "$1"
+# _blk_name DEV VAR: the kernel's name of block device DEV (tb_o, dm-3) in
+# VAR (not _bn); from the path alone when DEV is /dev/NAME, no program
+# started.
+_blk_name() {
+	local _bn=${1#/dev/}
+	if [ "$_bn" = "$1" ] || [ -L "$1" ] || [ ! -e "/sys/class/block/$_bn" ]; then
+		_bn=$(basename "$(readlink -f "$1")")
 	fi
+	printf -v "$2" %s "$_bn"
+}
+
+# dev_sectors DEV: its size in 512-byte sectors.
+dev_sectors() {
+	local n
+	_blk_name "$1" n && read -r n <"/sys/class/block/$n/size" && echo "$n"
 }
 
 dm_linear_create() {
@@ -347,9 +353,8 @@ dev_sum() {
 dev_writes() {
 	local d f n
 	for d in "$@"; do
-		n=${d##*/}
-		[ ! -L "$d" ] && [ -e "/sys/block/$n/stat" ] || n=$(basename "$(readlink -f "$d")")
-		read -ra f <"/sys/block/$n/stat"
+		_blk_name "$d" n
+		read -ra f <"/sys/class/block/$n/stat"
 		printf '%s %s ' "${f[4]}" "${f[11]:-0}"
 	done
 }
