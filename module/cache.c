@@ -189,12 +189,10 @@ long ssdc_take_free(struct ssdcache *sc, u32 set)
 }
 
 /*
- * Takes a FREE slot of @set for @oblock, or returns -1: the one after its
- * run's block before it, or before its run's block after it, if free, so
- * that a run written or read in one request finds its blocks in adjacent
- * slots (io.c); else the first free one. Caller holds the set lock.
+ * The slot after @oblock's run's block before it, or before its run's
+ * block after it, if FREE; else -1. Caller holds the set lock.
  */
-long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock)
+static long free_neighbour(struct ssdcache *sc, u32 set, u64 oblock)
 {
 	u64 first = (u64)set * SSDCACHE_ASSOC, mask = BIT_ULL(sc->set_shift) - 1;
 	long s;
@@ -209,7 +207,50 @@ long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock)
 		if (s >= 0 && (u64)s > first && slot_free(sc, s - 1))
 			return s - 1;
 	}
-	return ssdc_take_free(sc, set);
+	return -1;
+}
+
+/*
+ * How many FREE slots of @set follow one another from @slot, at most
+ * @max. Caller holds the set lock.
+ */
+static unsigned int free_run(struct ssdcache *sc, u32 set, u64 slot, unsigned int max)
+{
+	u64 end = (u64)(set + 1) * SSDCACHE_ASSOC;
+	unsigned int n = 0;
+
+	while (n < max && slot + n < end && slot_free(sc, slot + n))
+		n++;
+	return n;
+}
+
+/*
+ * Takes a FREE slot of @set for @oblock, the first of up to @want that a
+ * write of blocks from @oblock would fill in a row, or returns -1, so
+ * that a run written or read in one request finds its blocks in adjacent
+ * slots (io.c). First choice: the free_neighbour(), if @want free slots
+ * start there; then the first @want free slots in a row; else the start
+ * of the longest such row (the neighbour's if as long). With @want 1,
+ * the neighbour or else the first free slot. Taking the first free slot
+ * for a write of several blocks would split it into one SSD request per
+ * hole in a nearly full set; and the clean copies such a write replaces
+ * free their slots together, in a row for the next one. Caller holds the
+ * set lock.
+ */
+long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock, unsigned int want)
+{
+	u64 first = (u64)set * SSDCACHE_ASSOC, s;
+	long best = free_neighbour(sc, set, oblock);
+	unsigned int best_n = best >= 0 ? free_run(sc, set, best, want) : 0, n;
+
+	for (s = first; best_n < want && s < first + SSDCACHE_ASSOC; s += max(n, 1U)) {
+		n = free_run(sc, set, s, want);
+		if (n > best_n) {
+			best = s;
+			best_n = n;
+		}
+	}
+	return best;
 }
 
 /*

@@ -331,7 +331,7 @@ static long reserve_slot(struct ssdcache *sc, u32 set, u64 oblock)
 		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
 		return -1;
 	}
-	slot = ssdc_take_free_for(sc, set, oblock);
+	slot = ssdc_take_free_for(sc, set, oblock, 1);
 	if (slot >= 0) {
 		ssdc_slot_write(sc, slot, ssdc_slot_make(oblock, SSDC_SLOT_FILLING));
 		ssdc_touch(sc, set, slot, true);
@@ -595,6 +595,14 @@ static unsigned int fresh_run(struct ssdcache *sc, u32 set, u64 slot, u64 oblock
 	return n;
 }
 
+/* Of @max blocks from @oblock, those in its run: in its set, as one request. */
+static unsigned int run_left(struct ssdcache *sc, u64 oblock, unsigned int max)
+{
+	u64 left = BIT_ULL(sc->set_shift) - (oblock & (BIT_ULL(sc->set_shift) - 1));
+
+	return min_t(u64, max, left);
+}
+
 /*
  * Where a write of up to @max whole blocks (1: one block, maybe partial)
  * goes, decided under the set lock: 1 if to pb->nblocks adjacent slots
@@ -629,7 +637,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 	if (READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && pb->whole_block &&
 	    bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded) &&
 	    may_copy_write_locked(sc, &sc->sets[set], 0)) {
-		fresh = ssdc_take_free_for(sc, set, pb->oblock);
+		fresh = ssdc_take_free_for(sc, set, pb->oblock, run_left(sc, pb->oblock, max));
 		if (fresh >= 0) {
 			if (slot >= 0)
 				ssdc_invalidate_locked(sc, set, slot);
@@ -1373,7 +1381,7 @@ static void install_fill(struct ssdcache *sc, struct ssdc_fill *f)
 	    ssdc_may_cache(sc) && !(f->ahead && st->was_full) &&
 	    ssdc_lookup(sc, f->set, f->oblock) < 0 &&
 	    !ssdc_evicting_locked(sc, f->set, f->oblock)) {
-		slot = ssdc_take_free_for(sc, f->set, f->oblock);
+		slot = ssdc_take_free_for(sc, f->set, f->oblock, 1);
 		if (slot >= 0) {
 			ssdc_slot_write(sc, slot, ssdc_slot_make(f->oblock, SSDC_SLOT_FILLING));
 			ssdc_touch(sc, f->set, slot, true);

@@ -562,7 +562,7 @@ void ssdc_cache_free(struct ssdcache *sc);
 u32 ssdc_set_of(struct ssdcache *sc, u64 oblock);
 long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
 long ssdc_take_free(struct ssdcache *sc, u32 set);
-long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock);
+long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock, unsigned int want);
 bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock);
 void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert);
 void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot);

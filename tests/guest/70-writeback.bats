@@ -97,6 +97,56 @@ run_io() {
 	run_io mb r 2048 24 3 3
 }
 
+@test "writeback: a write over clean cached blocks takes free slots in a row, not the first free ones" {
+	origin=$(nullb_create fr_o 32 fast)
+	cache=$(nullb_create fr_c 16 fast)
+	dm=$(ssdc_create fr "$origin" "$cache" writeback format writeback_idle_ms 0 \
+		dirty_high 100 sequential_cutoff 0 readahead_kb 0)
+	udevadm settle
+	udev_pause
+	# Nothing cached (udev's probe read some blocks): every slot free.
+	blkdiscard "$dm"
+	ssdc_quiesce fr
+	assert_eq 0 "$(ssdc_used fr)" "blocks cached after the discard"
+	sets=$(( $(ssdc_stat fr blocks | cut -d/ -f2) / 56 ))
+	# Seven runs of 8 blocks of one set, read in order, fill its 56 slots
+	# in that order; the last fill evicts the oldest block ahead, so the
+	# set's first slot is free after the commit (ssdc_evict_ahead()).
+	mapfile -t runs < <(blocks_in_set "$(set_of 4096 "$sets")" "$sets" 4096 7 8)
+	blocks=()
+	for r in "${runs[@]}"; do
+		for ((b = r; b < r + 8; b++)); do blocks+=("$b"); done
+	done
+	read_blocks "$dm" "${blocks[@]}"
+	ssdc_quiesce fr
+	assert_eq 55 "$(ssdc_used fr)" "blocks cached"
+	# Holes: slot 11 alone, slots 34-37 in a row. (-f: no probe for a
+	# filesystem first, whose reads would fill slots.)
+	blkdiscard -f -o $(( (runs[1] + 3) * 4096 )) -l 4096 "$dm"
+	blkdiscard -f -o $(( (runs[4] + 2) * 4096 )) -l 16384 "$dm"
+	ssdc_quiesce fr
+	assert_eq 50 "$(ssdc_used fr)" "blocks cached after the discards"
+	# 16 KiB over the 4 clean blocks at slots 48-51: four fresh slots in a
+	# row, one SSD request. The first free ones (0, 11, then 34) would
+	# have made it three: 8, 8 and 16 sectors.
+	head -c 16384 /dev/urandom >"$BATS_TEST_TMPDIR/page"
+	ds=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" data_start)
+	sizes=$(ssd_write_bios fr_c "$ds" dd if="$BATS_TEST_TMPDIR/page" of="$dm" bs=16k \
+		seek=$(( runs[6] / 4 )) oflag=direct status=none)
+	assert_eq 32 "${sizes//$'\n'/ }" "SSD data write bios (sectors each)"
+	assert_eq 4 "$(ssdc_stat fr dirty)" "dirty blocks"
+	# Read back in one SSD request too.
+	r0=$(disk_reads fr_c)
+	cmp "$BATS_TEST_TMPDIR/page" <(dd if="$dm" bs=16k skip=$(( runs[6] / 4 )) count=1 \
+		iflag=direct status=none)
+	assert_eq 1 $(( $(disk_reads fr_c) - r0 )) "SSD reads of the 16 KiB"
+	dmsetup message fr 0 flush
+	wait_clean fr
+	cmp "$BATS_TEST_TMPDIR/page" <(dd if="$origin" bs=16k skip=$(( runs[6] / 4 )) count=1 \
+		iflag=direct status=none)
+	udev_resume
+}
+
 @test "writeback: blocks made dirty again after their sets were found clean are written back" {
 	origin=$(nullb_create wa_o 64 fast)
 	cache=$(nullb_create wa_c 64 fast)
