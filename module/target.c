@@ -401,6 +401,27 @@ static int ssdcache_iterate_devices(struct dm_target *ti,
 	return r;
 }
 
+/*
+ * A write of part of a cache block evicts the block in every mode (io.c:
+ * it goes to the origin, once the clean copy is durably invalid), where a
+ * whole block stays cached, in write-back mode on the SSD alone. So the
+ * cache block is advertised as the unit to write: software that sizes its
+ * writes by the device then writes whole blocks (MariaDB's redo log with
+ * O_DIRECT takes the physical block size, mkfs.xfs its sector size). The
+ * physical block size at most a page, which no tool finds too large; the
+ * logical block size stays the devices', so that a filesystem made on the
+ * origin alone still mounts.
+ */
+static void ssdcache_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	struct ssdcache *sc = ti->private;
+	unsigned int bytes = (unsigned int)sc->block_sectors << SECTOR_SHIFT;
+
+	limits->physical_block_size = max_t(unsigned int, limits->physical_block_size,
+					    min_t(unsigned int, bytes, PAGE_SIZE));
+	limits->io_min = max(limits->io_min, bytes);
+}
+
 static struct target_type ssdcache_target = {
 	.name = SSDCACHE_TARGET_NAME,
 	.version = { SSDCACHE_VERSION_MAJOR, SSDCACHE_VERSION_MINOR,
@@ -416,6 +437,7 @@ static struct target_type ssdcache_target = {
 	.status = ssdcache_status,
 	.message = ssdcache_message,
 	.iterate_devices = ssdcache_iterate_devices,
+	.io_hints = ssdcache_io_hints,
 };
 
 static int __init dm_ssdcache_init(void)

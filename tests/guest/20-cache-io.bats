@@ -23,6 +23,29 @@ setup() {
 	fio_verify "$dm" 512-128k 32M
 }
 
+# queue_limit DEV FILE: a file of DEV's queue/ directory in sysfs.
+queue_limit() { cat "/sys/block/$(basename "$(readlink -f "$1")")/queue/$2"; }
+
+@test "io: the cache block is the physical block size and minimum I/O size, at most a page" {
+	# Whole blocks stay cached (on the SSD alone in write-back mode), a
+	# part of one evicts it: software that sizes its writes by the
+	# device (MariaDB's redo log, mkfs.xfs) must see the block.
+	dm=$(ssdc_create io "$origin" "$cache" writeback format)
+	assert_eq 512 "$(queue_limit "$dm" logical_block_size)" "logical block size (the disks')"
+	assert_eq 4096 "$(queue_limit "$dm" physical_block_size)" "physical block size"
+	assert_eq 4096 "$(queue_limit "$dm" minimum_io_size)" "minimum I/O size"
+	dm_remove io
+	cache=$(nullb_create io_c64 32 fast)
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format block_size 65536)
+	assert_eq 512 "$(queue_limit "$dm" logical_block_size)" "64 KiB blocks: logical block size"
+	assert_eq 4096 "$(queue_limit "$dm" physical_block_size)" "64 KiB blocks: physical block size"
+	assert_eq 65536 "$(queue_limit "$dm" minimum_io_size)" "64 KiB blocks: minimum I/O size"
+	# A 512-byte write still works, read back through the cache.
+	head -c 512 /dev/urandom >"$BATS_TEST_TMPDIR/s"
+	dd if="$BATS_TEST_TMPDIR/s" of="$dm" bs=512 seek=77 oflag=direct status=none
+	cmp "$BATS_TEST_TMPDIR/s" <(dd if="$dm" bs=512 skip=77 count=1 iflag=direct status=none)
+}
+
 @test "io: writeback, 4 KiB blocks: fio verify, 512 B to 128 KiB writes" {
 	dm=$(ssdc_create io "$origin" "$cache" writeback format)
 	fio_verify "$dm" 512-128k 32M
