@@ -402,15 +402,15 @@ static int ssdcache_iterate_devices(struct dm_target *ti,
 }
 
 /*
- * A write of part of a cache block evicts the block in every mode (io.c:
- * it goes to the origin, once the clean copy is durably invalid), where a
- * whole block stays cached, in write-back mode on the SSD alone. So the
- * cache block is advertised as the unit to write: software that sizes its
- * writes by the device then writes whole blocks (MariaDB's redo log with
- * O_DIRECT takes the physical block size, mkfs.xfs its sector size). The
- * physical block size at most a page, which no tool finds too large; the
- * logical block size stays the devices', so that a filesystem made on the
- * origin alone still mounts.
+ * A write of part of a cache block evicts its clean copy in every mode,
+ * and goes to the origin unless the block is dirty on the SSD (io.c),
+ * where a whole block stays cached, in write-back mode on the SSD alone.
+ * So the cache block is advertised as the unit to write: software that
+ * sizes its writes by the device then writes whole blocks (MariaDB's redo
+ * log with O_DIRECT takes the physical block size, mkfs.xfs its sector
+ * size). The physical block size at most a page, which no tool finds too
+ * large; the logical block size stays the devices', so that a filesystem
+ * made on the origin alone still mounts.
  */
 static void ssdcache_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
