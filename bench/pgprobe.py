@@ -11,6 +11,14 @@ Inside the guest, from the top of the tree:
       BENCH_PG_ROUNDS=1 /usr/bin/python3 bench/pgprobe.py DIR
 writes DIR/pgprobe.json (and guest.py's results.json). The profiled
 rounds run slower than unprofiled ones: their TPS is not a result.
+BENCH_WORKLOADS=sysbench profiles MariaDB's rounds instead.
+
+PROBE_SPLITS=1 also traces the write bios that reach the system's own
+device (block_bio_queue, once per bio) and the pieces device-mapper cuts
+them into (block_split), and adds per transaction: the writes, the
+pieces their runs of RUN_SECTORS force on a cache whose runs share a
+set (one SSD request per run at best), the splits made, and the writes
+by size.
 """
 import json
 import os
@@ -30,6 +38,10 @@ FUNCS = os.environ.get("PROBE_FUNCS", "ssdc_map map_bio map_read map_block_write
                        "ssdc_read_ahead fill_fn wb_fn ssdc_evict_one ssdc_end_io").split()
 measured = g.measured_txn
 profiles = []
+SPLITS = os.environ.get("PROBE_SPLITS") == "1"
+# 32 KiB runs (SSDCACHE_RUN_BYTES) with blocks of 4 KiB: 64 sectors.
+RUN_SECTORS = 64
+BLOCK_EVENTS = ("block_bio_queue", "block_split")
 
 
 def kprobe_event(line):
@@ -72,16 +84,69 @@ def probes_off(on):
     return out
 
 
+def splits_on(dev):
+    """Traces DEV's bios as they arrive and as device-mapper cuts them."""
+    st = os.stat(os.path.realpath(dev))
+    g.put(f"{TR}/tracing_on", 0)
+    g.put(f"{TR}/buffer_size_kb", 32768)
+    g.put(f"{TR}/trace", "")
+    for ev in BLOCK_EVENTS:
+        g.put(f"{TR}/events/block/{ev}/filter",
+              f"dev == {(os.major(st.st_rdev) << 20) | os.minor(st.st_rdev)}")
+        g.put(f"{TR}/events/block/{ev}/enable", 1)
+    g.put(f"{TR}/tracing_on", 1)
+
+
+def splits_off():
+    """The writes traced since splits_on(), as counts. Before probes_off():
+    removing a kprobe event empties the trace buffer."""
+    g.put(f"{TR}/tracing_on", 0)
+    for ev in BLOCK_EVENTS:
+        g.put(f"{TR}/events/block/{ev}/enable", 0)
+        g.put(f"{TR}/events/block/{ev}/filter", 0)
+    writes, forced, splits, sizes = 0, 0, 0, {}
+    with open(f"{TR}/trace") as f:
+        for line in f:
+            # ... block_bio_queue: 254,0 WS 2192 + 32 [mariadbd]
+            m = re.search(r"block_bio_queue: \d+,\d+ (\S+) (\d+) \+ (\d+)", line)
+            if m and "W" in m.group(1) and int(m.group(3)):
+                first, nr = int(m.group(2)), int(m.group(3))
+                writes += 1
+                forced += (first + nr - 1) // RUN_SECTORS - first // RUN_SECTORS + 1
+                kib = nr // 2
+                sizes[kib] = sizes.get(kib, 0) + 1
+            elif re.search(r"block_split: \d+,\d+ \S*W", line):
+                splits += 1
+    overrun = sum(int(m) for m in re.findall(r"overrun: ([0-9]+)", g.run(
+        ["sh", "-c", f"cat {TR}/per_cpu/cpu*/stats"])))
+    return {"writes": writes, "pieces_forced_by_runs": forced, "splits": splits,
+            "events_lost": overrun, "writes_by_kib": dict(sorted(sizes.items()))}
+
+
+def per_txn(counts, n):
+    """COUNTS (splits_off()) per transaction of N."""
+    return {k: ({s: round(c / n, 3) for s, c in v.items()} if isinstance(v, dict)
+                else v if k == "events_lost" else round(v / n, 3))
+            for k, v in counts.items()}
+
+
 def profiled(s, bench):
     on = probes_on()
+    if SPLITS:
+        splits_on(s.dev)
+    split = None
     try:
         r = measured(s, bench)
     finally:
+        if SPLITS:
+            split = splits_off()
         hits = probes_off(on)
     n = max(r["transactions"], 1)
     profiles.append({"system": s.name, "tps": r["tps"], "transactions": n,
                      "io_per_txn": r["io_per_txn"],
                      "per_txn": {f: round(h / n, 3) for f, h in hits.items()}})
+    if split:
+        profiles[-1]["splits_per_txn"] = per_txn(split, n)
     return r
 
 
@@ -93,4 +158,6 @@ for p in profiles:
     print(p["system"], p["tps"], json.dumps(p["io_per_txn"]))
     for fn, v in p["per_txn"].items():
         print(f"  {fn:24s} {v:10.3f} per transaction")
+    if "splits_per_txn" in p:
+        print("  top device writes:", json.dumps(p["splits_per_txn"]))
 sys.exit(rc)
