@@ -150,14 +150,19 @@ def profiled(s, bench):
     return r
 
 
-g.measured_txn = profiled
-rc = g.main()
-with open(f"{OUT}/pgprobe.json", "w") as f:
-    json.dump(profiles, f, indent=1)
-for p in profiles:
-    print(p["system"], p["tps"], json.dumps(p["io_per_txn"]))
-    for fn, v in p["per_txn"].items():
-        print(f"  {fn:24s} {v:10.3f} per transaction")
-    if "splits_per_txn" in p:
-        print("  top device writes:", json.dumps(p["splits_per_txn"]))
-sys.exit(rc)
+def main():
+    g.measured_txn = profiled
+    rc = g.main()
+    with open(f"{OUT}/pgprobe.json", "w") as f:
+        json.dump(profiles, f, indent=1)
+    for p in profiles:
+        print(p["system"], p["tps"], json.dumps(p["io_per_txn"]))
+        for fn, v in p["per_txn"].items():
+            print(f"  {fn:24s} {v:10.3f} per transaction")
+        if "splits_per_txn" in p:
+            print("  top device writes:", json.dumps(p["splits_per_txn"]))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -309,3 +309,42 @@ r["systems"]["ssdcache_wb"]["sysbench_ext4"].update(rounds_tps=[55.0, 60.0, 61.0
 	# Results without it: no such table.
 	plain_report_lacks "$d" 'sysbench'
 }
+
+@test "pgprobe: the write bios of a trace, the pieces their 32 KiB runs force, the splits" {
+	local tr=$BATS_TEST_TMPDIR/tracing
+	mkdir -p "$tr/events/block/block_bio_queue" "$tr/events/block/block_split" \
+		"$tr/per_cpu/cpu0" "$tr/per_cpu/cpu1"
+	printf 'entries: 9\noverrun: 0\n' >"$tr/per_cpu/cpu0/stats"
+	printf 'entries: 2\noverrun: 3\n' >"$tr/per_cpu/cpu1/stats"
+	# 16 KiB across the first 32 KiB run's end (2 pieces), 16 KiB inside
+	# one run, 40 KiB over three runs; a read and an empty flush that do
+	# not count; one split of a write, one of a read.
+	cat >"$tr/trace" <<'TRACE'
+# tracer: nop
+ mariadbd-812 [000] ..... 10.000001: block_bio_queue: 254,0 WS 56 + 32 [mariadbd]
+ mariadbd-812 [000] ..... 10.000002: block_bio_queue: 254,0 W 128 + 32 [mariadbd]
+ mariadbd-812 [001] ..... 10.000003: block_bio_queue: 254,0 R 0 + 8 [mariadbd]
+ mariadbd-812 [001] ..... 10.000004: block_bio_queue: 254,0 FWS 0 + 0 [mariadbd]
+ mariadbd-812 [001] ..... 10.000005: block_bio_queue: 254,0 WS 184 + 80 [mariadbd]
+ mariadbd-812 [000] ..... 10.000006: block_split: 254,0 WS 56 / 64 [mariadbd]
+ mariadbd-812 [000] ..... 10.000007: block_split: 254,0 R 0 / 4 [mariadbd]
+TRACE
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" "$tr" <<'PY'
+import json, sys
+tr, bench = sys.argv.pop(), sys.argv.pop()
+sys.path.insert(0, bench)
+import pgprobe
+pgprobe.TR = tr
+c = pgprobe.splits_off()
+print(json.dumps(c, sort_keys=True))
+print(json.dumps(pgprobe.per_txn(c, 2), sort_keys=True))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '{"events_lost": 3, "pieces_forced_by_runs": 6, "splits": 1, "writes": 3, "writes_by_kib": {"16": 2, "40": 1}}' ]
+	[ "${lines[1]}" = '{"events_lost": 3, "pieces_forced_by_runs": 3.0, "splits": 0.5, "writes": 1.5, "writes_by_kib": {"16": 1.0, "40": 0.5}}' ]
+	# The events were turned off and their filters cleared.
+	[ "$(cat "$tr/tracing_on")" = 0 ]
+	[ "$(cat "$tr/events/block/block_split/enable")" = 0 ]
+	[ "$(cat "$tr/events/block/block_bio_queue/filter")" = 0 ]
+}
