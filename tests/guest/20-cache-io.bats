@@ -24,12 +24,16 @@ setup() {
 }
 
 # queue_limit DEV FILE: a file of DEV's queue/ directory in sysfs.
-queue_limit() { cat "/sys/block/$(basename "$(readlink -f "$1")")/queue/$2"; }
+queue_limit() {
+	local n
+	_blk_name "$1" n && cat "/sys/class/block/$n/queue/$2"
+}
 
 @test "io: the cache block is the physical block size and minimum I/O size, at most a page" {
 	# Whole blocks stay cached (on the SSD alone in write-back mode), a
-	# part of one evicts it: software that sizes its writes by the
-	# device (MariaDB's redo log, mkfs.xfs) must see the block.
+	# write of part of one evicts its clean copy: software that sizes its
+	# writes by the device (MariaDB's redo log, mkfs.xfs) must see the
+	# block.
 	dm=$(ssdc_create io "$origin" "$cache" writeback format)
 	assert_eq 512 "$(queue_limit "$dm" logical_block_size)" "logical block size (the disks')"
 	assert_eq 4096 "$(queue_limit "$dm" physical_block_size)" "physical block size"
