@@ -429,7 +429,7 @@ static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t 
 	for (i = 0; i < pb->nblocks; i++) {
 		u64 slot = pb->slot + i, v = sc->slots[slot];
 
-		if (pb->rewrite) {
+		if (i < pb->nrewrite) {
 			ssdc_slot_write(sc, slot, v - SSDC_SLOT_PIN);
 			if (!status)
 				ssdc_mark_unsynced_locked(sc, slot);
@@ -560,19 +560,20 @@ static unsigned int rewrite_run(struct ssdcache *sc, u32 set, u64 slot, u64 oblo
 }
 
 /*
- * Extends a write-back write of a fresh @slot over the blocks after it
- * whose slots after it are free too, up to @max blocks in all: one SSD
- * request. A block that is dirty, or that another write-back write is
- * writing, ends the run; a clean copy is invalidated, as for the first
- * block. Returns the number of blocks. Caller holds the set lock.
+ * Extends a write-back write to the slots from @slot, @n blocks long so
+ * far, over the blocks after them whose slots after them are free, up to
+ * @max blocks in all: one SSD request. A block that is dirty, or that
+ * another write-back write is writing, ends the run; a clean copy is
+ * invalidated, as for the first block. Returns the number of blocks.
+ * Caller holds the set lock.
  */
 static unsigned int fresh_run(struct ssdcache *sc, u32 set, u64 slot, u64 oblock,
-			      unsigned int max)
+			      unsigned int n, unsigned int max)
 {
 	u64 end = (u64)(set + 1) * SSDCACHE_ASSOC;
-	unsigned int n, hits = 0;
+	unsigned int from = n, hits = 0;
 
-	for (n = 1; n < max && slot + n < end; n++) {
+	for (; n < max && slot + n < end; n++) {
 		u64 b = oblock + n;
 		long old;
 
@@ -591,7 +592,7 @@ static unsigned int fresh_run(struct ssdcache *sc, u32 set, u64 slot, u64 oblock
 		atomic64_inc(&sc->used);
 	}
 	ssdc_count_add(sc, SSDC_C_WRITE_HITS, hits);
-	ssdc_count_add(sc, SSDC_C_WRITE_MISSES, n - 1 - hits);
+	ssdc_count_add(sc, SSDC_C_WRITE_MISSES, n - from - hits);
 	return n;
 }
 
@@ -601,6 +602,19 @@ static unsigned int run_left(struct ssdcache *sc, u64 oblock, unsigned int max)
 	u64 left = BIT_ULL(sc->set_shift) - (oblock & (BIT_ULL(sc->set_shift) - 1));
 
 	return min_t(u64, max, left);
+}
+
+/*
+ * May a write-back write of whole blocks take fresh slots for them? Not
+ * a partial block (its slot would hold bytes the origin has), not while
+ * degraded, not beside an origin write of the set (may_copy_write_locked()).
+ * Caller holds the set lock.
+ */
+static bool may_take_fresh(struct ssdcache *sc, struct bio *bio, u32 set)
+{
+	return READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && ssdc_pb(bio)->whole_block &&
+	       bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded) &&
+	       may_copy_write_locked(sc, &sc->sets[set], 0);
 }
 
 /*
@@ -618,6 +632,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 	u32 set = pb->set;
 	long slot = ssdc_lookup(sc, set, pb->oblock), fresh;
 	u64 v = slot >= 0 ? sc->slots[slot] : 0;
+	bool may_take = may_take_fresh(sc, bio, set);
 
 	*hit = slot >= 0;
 	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_FILLING && (v & SSDC_SF_DIRTY))
@@ -629,14 +644,18 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 			return -1;
 		ssdc_slot_write(sc, slot, (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING);
 		pb->slot = slot;
-		pb->rewrite = 1;
 		ssdc_touch(sc, set, slot, false);
-		pb->nblocks = rewrite_run(sc, set, slot, pb->oblock, max);
+		pb->nrewrite = rewrite_run(sc, set, slot, pb->oblock, max);
+		pb->nblocks = pb->nrewrite;
+		/* A log's tail block rewritten, the blocks after it new: one request. */
+		if (may_take && pb->nblocks < max) {
+			pb->nblocks = fresh_run(sc, set, slot, pb->oblock, pb->nblocks, max);
+			if (pb->nblocks > pb->nrewrite)
+				ssdc_evict_ahead(sc, set);
+		}
 		return 1;
 	}
-	if (READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && pb->whole_block &&
-	    bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded) &&
-	    may_copy_write_locked(sc, &sc->sets[set], 0)) {
+	if (may_take) {
 		fresh = ssdc_take_free_for(sc, set, pb->oblock, run_left(sc, pb->oblock, max));
 		if (fresh >= 0) {
 			if (slot >= 0)
@@ -646,7 +665,7 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 			ssdc_touch(sc, set, fresh, true);
 			atomic64_inc(&sc->used);
 			pb->slot = fresh;
-			pb->nblocks = fresh_run(sc, set, fresh, pb->oblock, max);
+			pb->nblocks = fresh_run(sc, set, fresh, pb->oblock, 1, max);
 			ssdc_evict_ahead(sc, set);
 			return 1;
 		}

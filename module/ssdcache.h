@@ -306,9 +306,9 @@ struct ssdc_bio {
 	u32 long_wgen;		/* miss: sc->long_wgen at map time */
 	u8 kind;		/* SSDC_BIO_* */
 	u8 nblocks;		/* a run's blocks (io.c): read, or slots from slot */
+	u8 nrewrite;		/* write-back: of those, dirty ones rewritten in place, first */
 	u8 whole_block:1;	/* covers exactly one cache block */
 	u8 installed:1;		/* write-through write also went to slot */
-	u8 rewrite:1;		/* write-back write into a dirty slot */
 	u8 rejected:1;		/* failed with no device I/O (failed state) */
 	u8 origin_write:1;	/* a write with data sent to the origin */
 	u8 origin_held:1;	/* block write: counted in origin_inflight */

@@ -147,6 +147,69 @@ run_io() {
 	udev_resume
 }
 
+# lt_write BLOCK COUNT: COUNT 4 KiB blocks of new data written at BLOCK
+# of $dm in one O_DIRECT request and to $shadow; prints the SSD data
+# write bios it made (ssd_write_bios).
+lt_write() {
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/blk" bs=4k count="$2" status=none
+	dd if="$BATS_TEST_TMPDIR/blk" of="$shadow" bs=4k seek="$1" conv=notrunc status=none
+	ssd_write_bios lt_c "$ds" dd if="$BATS_TEST_TMPDIR/blk" of="$dm" bs=$(( $2 * 4 ))k \
+		seek=$(( $1 * 4096 )) oflag=direct,seek_bytes status=none
+}
+
+# lt_same DEV: DEV holds $shadow's blocks 800-805 and r2 to r2+2.
+lt_same() {
+	cmp <(dd if="$shadow" bs=4k skip=800 count=6 status=none) \
+		<(dd if="$1" bs=4k skip=800 count=6 iflag=direct status=none)
+	cmp <(dd if="$shadow" bs=4k skip="$r2" count=3 status=none) \
+		<(dd if="$1" bs=4k skip="$r2" count=3 iflag=direct status=none)
+}
+
+@test "writeback: a rewritten dirty block and new blocks in the slots after it go as one request" {
+	origin=$(nullb_create lt_o 32 fast)
+	cache=$(nullb_create lt_c 16 fast)
+	dm=$(ssdc_create lt "$origin" "$cache" writeback format writeback_idle_ms 0 \
+		dirty_high 100 sequential_cutoff 0 readahead_kb 0)
+	udevadm settle
+	udev_pause
+	blkdiscard "$dm"
+	ssdc_quiesce lt
+	assert_eq 0 "$(ssdc_used lt)" "blocks cached after the discard"
+	ds=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" data_start)
+	shadow=$BATS_TEST_TMPDIR/shadow
+	sets=$(( $(ssdc_stat lt blocks | cut -d/ -f2) / 56 ))
+	# A redo log as MariaDB writes it: the block it ended in, then that
+	# block again (records added) with the blocks after it. Block 800
+	# starts a run; its set is empty, so the slots after its slot are free.
+	assert_eq 8 "$(lt_write 800 1)" "SSD data write bios (sectors each): the tail"
+	# Before: the dirty block in place, the new ones apart ("8 16").
+	assert_eq 24 "$(lt_write 800 3 | tr '\n' ' ' | xargs)" "the tail and two new blocks"
+	assert_eq 32 "$(lt_write 802 4 | tr '\n' ' ' | xargs)" "the next tail and three new blocks"
+	assert_eq 6 "$(ssdc_stat lt dirty)" "dirty blocks"
+	# A run in another (empty) set: r2 and r2+2 dirty in its first two
+	# slots; r2 to r2+2 again: the slot after r2's is taken, and r2+2 is
+	# dirty elsewhere, so three requests, each block written once.
+	set_of 800 "$sets" s1
+	for ((r2 = 1600; ; r2 += 8)); do
+		set_of "$r2" "$sets" s2
+		[ "$s2" -eq "$s1" ] || break
+	done
+	assert_eq 8 "$(lt_write "$r2" 1)" "r2"
+	assert_eq 8 "$(lt_write $(( r2 + 2 )) 1)" "r2+2"
+	assert_eq "8 8 8" "$(lt_write "$r2" 3 | tr '\n' ' ' | xargs)" "r2 to r2+2"
+	assert_eq 9 "$(ssdc_stat lt dirty)" "dirty blocks, then"
+	lt_same "$dm"
+	# The new blocks are in the map: they survive a reload, then write back.
+	udev_resume
+	dm_remove lt
+	dm=$(ssdc_create lt "$origin" "$cache" writeback writeback_idle_ms 0 dirty_high 100)
+	assert_eq 9 "$(ssdc_stat lt dirty)" "dirty blocks after the reload"
+	lt_same "$dm"
+	dmsetup message lt 0 flush
+	wait_clean lt
+	lt_same "$origin"
+}
+
 @test "writeback: blocks made dirty again after their sets were found clean are written back" {
 	origin=$(nullb_create wa_o 64 fast)
 	cache=$(nullb_create wa_c 64 fast)
