@@ -97,18 +97,27 @@ run_io() {
 	run_io mb r 2048 24 3 3
 }
 
-@test "writeback: a write over clean cached blocks takes free slots in a row, not the first free ones" {
-	origin=$(nullb_create fr_o 32 fast)
-	cache=$(nullb_create fr_c 16 fast)
-	dm=$(ssdc_create fr "$origin" "$cache" writeback format writeback_idle_ms 0 \
+# empty_wb_cache NAME: a write-back cache NAME over new 32 MiB and 16 MiB
+# disks NAME_o and NAME_c, no cleaning, cutoff or readahead, with nothing
+# cached (udev's probe read some blocks: discarded) and udev paused.
+# Sets origin, cache, dm, sets (the number of sets) and ds (the SSD's
+# first data sector).
+empty_wb_cache() {
+	origin=$(nullb_create "${1}_o" 32 fast)
+	cache=$(nullb_create "${1}_c" 16 fast)
+	dm=$(ssdc_create "$1" "$origin" "$cache" writeback format writeback_idle_ms 0 \
 		dirty_high 100 sequential_cutoff 0 readahead_kb 0)
 	udevadm settle
 	udev_pause
-	# Nothing cached (udev's probe read some blocks): every slot free.
 	blkdiscard "$dm"
-	ssdc_quiesce fr
-	assert_eq 0 "$(ssdc_used fr)" "blocks cached after the discard"
-	sets=$(( $(ssdc_stat fr blocks | cut -d/ -f2) / 56 ))
+	ssdc_quiesce "$1"
+	assert_eq 0 "$(ssdc_used "$1")" "blocks cached after the discard"
+	sets=$(( $(ssdc_stat "$1" blocks | cut -d/ -f2) / 56 ))
+	ds=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" data_start)
+}
+
+@test "writeback: a write over clean cached blocks takes free slots in a row, not the first free ones" {
+	empty_wb_cache fr
 	# Seven runs of 8 blocks of one set, read in order, fill its 56 slots
 	# in that order; the last fill evicts the oldest block ahead, so the
 	# set's first slot is free after the commit (ssdc_evict_ahead()).
@@ -130,7 +139,6 @@ run_io() {
 	# row, one SSD request. The first free ones (0, 11, then 34) would
 	# have made it three: 8, 8 and 16 sectors.
 	head -c 16384 /dev/urandom >"$BATS_TEST_TMPDIR/page"
-	ds=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" data_start)
 	sizes=$(ssd_write_bios fr_c "$ds" dd if="$BATS_TEST_TMPDIR/page" of="$dm" bs=16k \
 		seek=$(( runs[6] / 4 )) oflag=direct status=none)
 	assert_eq 32 "${sizes//$'\n'/ }" "SSD data write bios (sectors each)"
@@ -166,18 +174,8 @@ lt_same() {
 }
 
 @test "writeback: a rewritten dirty block and new blocks in the slots after it go as one request" {
-	origin=$(nullb_create lt_o 32 fast)
-	cache=$(nullb_create lt_c 16 fast)
-	dm=$(ssdc_create lt "$origin" "$cache" writeback format writeback_idle_ms 0 \
-		dirty_high 100 sequential_cutoff 0 readahead_kb 0)
-	udevadm settle
-	udev_pause
-	blkdiscard "$dm"
-	ssdc_quiesce lt
-	assert_eq 0 "$(ssdc_used lt)" "blocks cached after the discard"
-	ds=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" data_start)
+	empty_wb_cache lt
 	shadow=$BATS_TEST_TMPDIR/shadow
-	sets=$(( $(ssdc_stat lt blocks | cut -d/ -f2) / 56 ))
 	# A redo log as MariaDB writes it: the block it ended in, then that
 	# block again (records added) with the blocks after it. Block 800
 	# starts a run; its set is empty, so the slots after its slot are free.
