@@ -632,7 +632,6 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 	u32 set = pb->set;
 	long slot = ssdc_lookup(sc, set, pb->oblock), fresh;
 	u64 v = slot >= 0 ? sc->slots[slot] : 0;
-	bool may_take = may_take_fresh(sc, bio, set);
 
 	*hit = slot >= 0;
 	if (slot >= 0 && ssdc_slot_state(v) == SSDC_SLOT_FILLING && (v & SSDC_SF_DIRTY))
@@ -648,14 +647,14 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 		pb->nrewrite = rewrite_run(sc, set, slot, pb->oblock, max);
 		pb->nblocks = pb->nrewrite;
 		/* A log's tail block rewritten, the blocks after it new: one request. */
-		if (may_take && pb->nblocks < max) {
+		if (pb->nblocks < max && may_take_fresh(sc, bio, set)) {
 			pb->nblocks = fresh_run(sc, set, slot, pb->oblock, pb->nblocks, max);
 			if (pb->nblocks > pb->nrewrite)
 				ssdc_evict_ahead(sc, set);
 		}
 		return 1;
 	}
-	if (may_take) {
+	if (may_take_fresh(sc, bio, set)) {
 		fresh = ssdc_take_free_for(sc, set, pb->oblock, run_left(sc, pb->oblock, max));
 		if (fresh >= 0) {
 			if (slot >= 0)
