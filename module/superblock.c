@@ -143,10 +143,20 @@ int ssdc_wipe_sbs(struct ssdcache *sc)
 	return r;
 }
 
-/* Metadata blocks for the journal: ~0.1% of the cache, 1 MiB to 64 MiB. */
-static u64 journal_blocks_for(sector_t cache_sectors)
+/*
+ * Metadata blocks for the journal of a cache of @cache_sectors with blocks
+ * of @bs sectors: four times the map pages (a checkpoint, due when half
+ * the journal is used, then writes at most one map page per two journal
+ * blocks), and at least ~0.1% of the cache; 1 MiB to 64 MiB. With a
+ * journal as small as the map, a database's fsyncs, one small commit
+ * each, checkpointed every few hundred commits, and a checkpoint wrote
+ * most map pages: about as many map page writes as data writes.
+ */
+static u64 journal_blocks_for(sector_t cache_sectors, unsigned int bs)
 {
-	u64 blocks = (cache_sectors >> 10) / SSDCACHE_META_BLOCK_SECTORS;
+	u64 pages = div64_u64(cache_sectors, bs) / SSDCACHE_MAP_ENTRIES_PER_PAGE;
+	u64 blocks = max_t(u64, 4 * pages,
+			   (cache_sectors >> 10) / SSDCACHE_META_BLOCK_SECTORS);
 
 	return clamp_t(u64, blocks, 256, 16384);
 }
@@ -159,7 +169,7 @@ static int compute_geometry(struct ssdcache *sc, sector_t cache_sectors,
 			    unsigned int bs)
 {
 	struct ssdcache_disk_sb *sb = &sc->sb;
-	u64 jblocks = journal_blocks_for(cache_sectors);
+	u64 jblocks = journal_blocks_for(cache_sectors, bs);
 	sector_t map_start = SSDCACHE_JOURNAL_SECTOR +
 			     jblocks * SSDCACHE_META_BLOCK_SECTORS;
 	sector_t data_start;
