@@ -17,6 +17,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/blkdev.h>
+#include <linux/completion.h>
 #include <linux/slab.h>
 
 #include "ssdcache.h"
@@ -182,36 +183,50 @@ int ssdc_journal_replay(struct ssdcache *sc, char **error)
 	return 0;
 }
 
-/* Writes checkpoint pages commit_buf[0..n) for pages @pgs, each to its other copy. */
+static void ckpt_end_io(struct bio *bio)
+{
+	complete(bio->bi_private);
+}
+
+/*
+ * Writes checkpoint pages commit_buf[0..n) for pages @pgs, each to its
+ * other copy, in page order under a plug: pages next to each other in
+ * the same copy go as one request. Every bio is chained to the first
+ * before any is submitted; the first completes last and reports any error.
+ */
 static int write_ckpt_pages(struct ssdcache *sc, const u64 *pgs, unsigned int n)
 {
-	struct bio *parent = NULL;
+	DECLARE_COMPLETION_ONSTACK(done);
+	struct bio *bios[SSDC_MAP_BATCH];
+	struct blk_plug plug;
 	unsigned int i;
+	int r;
 
+	if (!n)
+		return 0;
 	for (i = 0; i < n; i++) {
 		unsigned int copy = !test_bit(pgs[i], sc->map_cur);
-		struct bio *bio = bio_alloc(sc->cache->bdev, 1, REQ_OP_WRITE, GFP_NOIO);
 
-		bio->bi_iter.bi_sector = ssdc_copy_sector(sc, pgs[i], copy);
-		__bio_add_page(bio, sc->commit_buf[i], SSDCACHE_META_BLOCK_SIZE, 0);
-		ssdc_count_bio(sc, true, bio);
-		if (parent) {
-			/* The parent completes last and reports any error. */
-			bio_chain(bio, parent);
-			submit_bio(bio);
-		} else {
-			parent = bio;
-		}
+		bios[i] = bio_alloc(sc->cache->bdev, 1, REQ_OP_WRITE, GFP_NOIO);
+		bios[i]->bi_iter.bi_sector = ssdc_copy_sector(sc, pgs[i], copy);
+		__bio_add_page(bios[i], sc->commit_buf[i], SSDCACHE_META_BLOCK_SIZE, 0);
+		if (i)
+			bio_chain(bios[i], bios[0]);
 	}
-	if (parent) {
-		int r = submit_bio_wait(parent);
-
-		if (r)
-			ssdc_count_error(sc, true, true);
-		bio_put(parent);
-		return r;
+	bios[0]->bi_private = &done;
+	bios[0]->bi_end_io = ckpt_end_io;
+	blk_start_plug(&plug);
+	for (i = 0; i < n; i++) {
+		ssdc_count_bio(sc, true, bios[i]);
+		submit_bio(bios[i]);
 	}
-	return 0;
+	blk_finish_plug(&plug);
+	wait_for_completion_io(&done);
+	r = blk_status_to_errno(bios[0]->bi_status);
+	if (r)
+		ssdc_count_error(sc, true, true);
+	bio_put(bios[0]);
+	return r;
 }
 
 /*

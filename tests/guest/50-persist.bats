@@ -265,3 +265,55 @@ PY
 	assert_eq "$dirty" "$(ssdc_stat jc dirty)" "dirty blocks after the load"
 	assert_eq "$want" "$(blk "$dm" 3000)" "block 3000 after the load"
 }
+
+@test "persist: the journal holds four blocks per map page, and a checkpoint writes adjacent map pages as one request" {
+	require_guest
+	origin=$(nullb_create cp_o 256 fast)
+	cache=$(nullb_create cp_c 160 fast)
+	dm=$(ssdc_create cp "$origin" "$cache" writethrough format readahead_kb 0)
+	udevadm settle
+	udev_pause
+	sb() { python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" "$1"; }
+	cs=$(sb cache_sectors) bs=$(sb block_sectors) pages=$(sb map_pages)
+	want=$((4 * (cs / bs / 504)))
+	[ "$want" -ge $(((cs >> 10) / 8)) ] || want=$(((cs >> 10) / 8))
+	[ "$want" -ge 256 ] || want=256
+	[ "$want" -le 16384 ] || want=16384
+	# 160 MiB of cache: ~81 map pages, a journal of ~324 blocks (256 before).
+	[ "$want" -gt 256 ] || fail "setup: $want journal blocks"
+	assert_eq "$want" "$(sb journal_blocks)" "journal blocks"
+	# One block cached in each map page's sets: every page changes.
+	blocks=$(python3 -S - "$pages" "$(sb nr_blocks)" "$(sb set_shift)" <<'PY'
+import os, sys
+sys.path.insert(0, os.environ["SSDCACHE_TOP"] + "/tests/lib")
+from ssdc_meta import set_of
+pages, nr, shift = map(int, sys.argv[1:4])
+sets, per_page, want, run = nr // 56, 504 // 56, {}, 0
+while len(want) < pages:
+    pg = set_of(run << shift, sets, shift) // per_page
+    want.setdefault(pg, run << shift)
+    run += 1
+print(" ".join(str(b) for b in want.values()))
+PY
+)
+	read_blocks "$dm" $blocks
+	# The fills written: a suspend then writes the map, nothing else.
+	used=0
+	for _ in $(seq 50); do
+		sleep 0.2
+		[ "$(ssdc_used cp)" != "$used" ] || break
+		used=$(ssdc_used cp)
+	done
+	[ "$used" -ge "$pages" ] || fail "$used blocks cached, not one in each of $pages map pages"
+	c0=$(ssdc_stat cp checkpoints) w0=$(dev_writes "$cache" | cut -d" " -f1)
+	ssdc_quiesce cp
+	w=$(($(dev_writes "$cache" | cut -d" " -f1) - w0))
+	assert_eq $((c0 + 1)) "$(ssdc_stat cp checkpoints)" "checkpoints"
+	# $pages pages in one copy, side by side: a request per 32 pages (one
+	# bio each), with a journal commit and the superblocks besides.
+	[ "$w" -le $((pages / 4)) ] || fail "$w SSD writes for a checkpoint of $pages map pages"
+	udev_resume
+	dm_remove cp
+	dm=$(ssdc_create cp "$origin" "$cache" writethrough)
+	assert_eq "$used" "$(ssdc_used cp)" "blocks cached after a reload"
+}
