@@ -22,19 +22,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest as g  # noqa: E402  (reads its results directory from argv[1])
+from abprobe import load  # noqa: E402  (rmmod the module, insmod a build)
 
 OUT = sys.argv[1]
 SECS = int(os.environ.get("PSECS", "15"))
 HOGS = int(os.environ.get("HOGS", "2"))
 JOBS = int(os.environ.get("JOBS", "4"))
 VARIANTS = [v.split("=", 1) for v in os.environ["VARIANTS"].split()]
-
-
-def load(ko):
-    if "dm_ssdcache" in open("/proc/modules").read():
-        subprocess.run(["rmmod", "dm_ssdcache"], check=True)
-    if ko:
-        subprocess.run(["insmod", ko], check=True)
 
 
 def fsync_writes(dev):
