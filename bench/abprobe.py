@@ -48,14 +48,14 @@ def load(ko):
         subprocess.run(["insmod", ko], check=True)
 
 
-def write_back_all(name="bench_ssdc"):
-    """Writes every dirty block back ("flush" message) and waits for it."""
-    g.run(["dmsetup", "message", name, "0", "flush"])
+def write_back_all(s):
+    """Writes every dirty block of S back ("flush" message), waits for it."""
+    g.run(["dmsetup", "message", s.dm_names[0], "0", "flush"])
     for _ in range(600):
-        if g.dm_status(name)[7] == "0":
+        if s.status()[7] == "0":
             return
         time.sleep(0.5)
-    raise RuntimeError(f"{name}: still dirty after the flush message")
+    raise RuntimeError(f"{s.dm_names[0]}: still dirty after the flush message")
 
 
 def one_build(devs, name, rnd):
@@ -66,7 +66,7 @@ def one_build(devs, name, rnd):
         g.fio(s.dev, "warm_w", g.HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
         g.fio(s.dev, "warm_r", g.HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
         if mode == "wb" and os.environ.get("KEEP_DIRTY") != "1":
-            write_back_all()
+            write_back_all(s)
         measure(s.dev, f"{name}-{mode}-hit-{rnd}", "randread", g.HIT_SET)
         if mode == "wb":
             measure(s.dev, f"{name}-{mode}-write-{rnd}", "randwrite", g.WRITE_SET)
