@@ -13,7 +13,7 @@ APT_PKGS=(
 	fio bats sparse dmsetup libdevmapper-dev libblkid-dev kmod bcache-tools linux-source-6.1
 	xfsprogs e2fsprogs util-linux jq busybox-static udev tmux python3-prometheus-client man-db
 	clang llvm lld libclang-rt-14-dev dkms openssl systemd
-	postgresql python3-matplotlib mariadb-server sysbench
+	postgresql python3-matplotlib mariadb-server sysbench python3-docutils
 	libseccomp-dev libcap-ng-dev bash-builtins
 )
 BPO_PKGS=(linux-image-amd64 linux-headers-amd64)
