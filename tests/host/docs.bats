@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Documentation/: every reStructuredText file parses without a warning
-# (a broken table or title would otherwise show only when someone reads
-# it), every image it names exists, and every file under Documentation/
+# (a broken title, list or directive would otherwise show only when
+# someone reads it), every image it names exists, and every file under Documentation/
 # that README.md links to exists.
 
 TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
