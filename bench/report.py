@@ -88,6 +88,8 @@ def table(res, w, title, unit, lines):
         lines.append(f"Each figure is the median of its rounds of {res.get('secs')} s "
                      f"(IOPS of each round: {'; '.join(spread)}).\n")
     paired_line(systems, w, lines)
+    if w == "hit":
+        settled_line(systems, lines)
     if w.startswith("seq_"):
         seq_after_first_line(systems, w, lines)
         seq_hdd_line(systems, w, lines)
@@ -126,6 +128,28 @@ def paired_line(systems, w, lines):
                      "first round and every other one; the median of the rounds' "
                      "ratios (each round's): "
                      f"{'; '.join(out)}.\n")
+
+
+def settled_line(systems, lines):
+    """What each cache held dirty after workload 1's warm-up, and whether
+    it was written back before the measured rounds."""
+    out = []
+    for s in systems.values():
+        st = s.get("hit", {}).get("writeback_settled")
+        if not st or st.get("dirty_before") is None:
+            continue
+        t = (f"{s['label']} {st['dirty_before']:,} -> {st['dirty_after']:,} "
+             f"in {st['secs']} s")
+        if not st.get("done"):
+            t += " (NOT all written back)"
+        if st.get("dirty_after_rounds") is not None:
+            t += f", {st['dirty_after_rounds']:,} after the rounds"
+        out.append(t)
+    if out:
+        lines.append("Dirty blocks after the warm-up, before the rounds (written back "
+                     "first by every cache that would write them back during the "
+                     "rounds; dm-writecache holds only dirty blocks and writes back "
+                     f"above its high watermark only): {'; '.join(out)}.\n")
 
 
 def mm_text(mm):

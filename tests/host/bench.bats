@@ -132,6 +132,17 @@ r["systems"]["ssdcache_wb"]["write"]["ref_rounds_iops"] = [3200]'
 	plain_report_lacks "$d" 'paired rounds'
 }
 
+@test "bench report: what each cache wrote back before the hit rounds is listed" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wb"]["hit"]["writeback_settled"] = {"dirty_before": 16384, "dirty_after": 0, "done": True, "secs": 4.2, "dirty_after_rounds": 0}
+r["systems"]["dm_cache"]["hit"]["writeback_settled"] = {"dirty_before": 2048, "dirty_after": 12, "done": False, "secs": 600.0, "dirty_after_rounds": 3}
+r["systems"]["ssdcache_wt"]["hit"]["writeback_settled"] = {"dirty_before": None, "dirty_after": None, "done": True, "secs": 0.0}'
+	md=$d/results.md
+	grep -F 'ssdcache write-back 16,384 -> 0 in 4.2 s, 0 after the rounds; dm-cache (smq) 2,048 -> 12 in 600.0 s (NOT all written back), 3 after the rounds.' "$md"
+	! grep -F 'ssdcache write-through 0' "$md"
+	plain_report_lacks "$d" 'Dirty blocks after the warm-up'
+}
+
 @test "bench report: what the sequential runs cost the HDD is listed under their tables" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'for n, rd, wr in [("raw_hdd", 128, 128), ("ssdcache_wb", 64, 128)]:
