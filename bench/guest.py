@@ -11,6 +11,8 @@ turns it into tables and plots.
 
 Environment:
   BENCH_SECS      length of one measured fio run (default 20)
+  BENCH_HIT_ROUNDS, BENCH_WRITE_ROUNDS  measured rounds of workloads 1
+                  and 2 per system (default 3 each, the median kept)
   BENCH_SYSTEMS   the systems to run, by name (default: all but ssdcache_wb_ra0,
                   write-back with readahead off, and ssdcache_wb_8k, write-back
                   with 8 KiB blocks, run only when named)
@@ -44,6 +46,8 @@ SECS = int(os.environ.get("BENCH_SECS", "20"))
 # (a probe on 6.1: dm-linear 9,865 then 12,052 IOPS), more than the gaps
 # the targets are about.
 HIT_ROUNDS = max(1, int(os.environ.get("BENCH_HIT_ROUNDS", "3")))
+# Workload 2's rounds, each after the cache's writeback is settled.
+WRITE_ROUNDS = max(1, int(os.environ.get("BENCH_WRITE_ROUNDS", "3")))
 PG_SCALE = int(os.environ.get("BENCH_PG_SCALE", "20"))
 # "timed": the HDD and SSD models, whose timer completions bound every
 # system's IOPS (and make them vary from run to run). "fast": every disk
@@ -480,9 +484,19 @@ class DmWritecache(DmSystem):
     def settle_writeback(self):
         # dm-writecache holds only dirty blocks: a block written back is
         # freed (its "cleaner" message would empty the cache), and it
-        # writes back only above its high watermark (50% of the cache),
-        # which workload 1 stays under.  Waits for any writeback under way.
-        return wait_for(lambda: self.status()[6] == "0")
+        # writes back only above its high watermark (50% of the cache,
+        # down to its low one, 45%), which workload 1 stays under.  Waits
+        # for any writeback under way and, after workload 2's rounds, for
+        # the cache to be back under the high watermark.
+        def idle():
+            st = self.status()
+            return st[6] == "0" and 2 * (int(st[4]) - int(st[5])) <= int(st[4])
+        # Twice, a second apart: between two batches of its writeback
+        # none is under way for a moment.
+        if not wait_for(idle):
+            return False
+        time.sleep(1)
+        return wait_for(idle)
 
 
 class Bcache(System):
@@ -974,7 +988,7 @@ def hit_fio(dev, secs=SECS, extra=()):
     return fio(dev, "hit", HIT_SET, HIT_FIO + [f"--ramp_time={RAMP_S}", *extra], secs=secs)
 
 
-def paired_rounds(s, n, measure):
+def paired_rounds(s, n, measure, before=None):
     """N rounds of MEASURE(dev) on system S, each beside a reference round
     on a dm-linear device over the raw SSD model (bench_ref, made for
     these rounds), the reference first in the first round and every
@@ -982,21 +996,27 @@ def paired_rounds(s, n, measure):
     write-back cache's cleaning, falls after its reference). Rounds
     minutes apart in one boot differ by 10-20% (emulation speed drifts),
     more than the 5% to 10% the targets against dm-linear are about; a
-    round beside its reference shares its drift. Returns (S's rounds, the
+    round beside its reference shares its drift. BEFORE(), if given, runs
+    before every round, S's and the reference's. Returns (S's rounds, the
     reference's), the latter empty for the raw HDD (no ratio to dm-linear
     is asked of it) or without the raw SSD model."""
+    def measured(dev):
+        if before:
+            before()
+        return measure(dev)
+
     mine, ref = [], []
     if s.name == "raw_hdd" or "ssdbig" not in s.devs:
-        return [measure(s.dev) for _ in range(n)], ref
+        return [measured(s.dev) for _ in range(n)], ref
     d = s.devs["ssdbig"]
     ref_dev = dm_create("bench_ref", f"0 {sectors(d)} linear {d} 0")
     try:
         for i in range(n):
             if not i % 2:
-                ref.append(measure(ref_dev))
-            mine.append(measure(s.dev))
+                ref.append(measured(ref_dev))
+            mine.append(measured(s.dev))
             if i % 2:
-                ref.append(measure(ref_dev))
+                ref.append(measured(ref_dev))
     finally:
         dm_remove("bench_ref")
     return mine, ref
@@ -1005,14 +1025,27 @@ def paired_rounds(s, n, measure):
 def w_write(s):
     """2. 4 KiB random writes, queue depth 16, a set smaller than the cache."""
     s.random_mode()
+    settles = []
+
+    def settle():
+        # Each round, the system's and the reference's, starts with the
+        # cache's writeback settled: the blocks an earlier round made
+        # dirty are not written back during a later one, nor while the
+        # cache sits idle beside a reference round.
+        if s.caches:
+            settles.append(settle_writeback(s))
+
     rounds, ref_rounds = paired_rounds(
-        s, 1, lambda dev: fio(dev, "write", WRITE_SET,
-                              ["--rw=randwrite", "--bs=4k", "--iodepth=16",
-                               f"--ramp_time={RAMP_S}"], secs=SECS))
-    r = rounds[0]
-    r["rounds_iops"] = [round(r["write"]["iops"])]
+        s, WRITE_ROUNDS, lambda dev: fio(dev, "write", WRITE_SET,
+                                         ["--rw=randwrite", "--bs=4k", "--iodepth=16",
+                                          f"--ramp_time={RAMP_S}"], secs=SECS),
+        before=settle)
+    r = median_round(rounds, lambda x: x["write"]["iops"])
+    r["rounds_iops"] = [round(x["write"]["iops"]) for x in rounds]
     if ref_rounds:
-        r["ref_rounds_iops"] = [round(ref_rounds[0]["write"]["iops"])]
+        r["ref_rounds_iops"] = [round(x["write"]["iops"]) for x in ref_rounds]
+    if settles:
+        r["writeback_settled"] = settles
     s.default_mode()
     return r
 

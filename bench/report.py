@@ -90,6 +90,8 @@ def table(res, w, title, unit, lines):
     paired_line(systems, w, lines)
     if w == "hit":
         settled_line(systems, lines)
+    if w == "write":
+        settled_rounds_line(systems, lines)
     if w.startswith("seq_"):
         seq_after_first_line(systems, w, lines)
         seq_hdd_line(systems, w, lines)
@@ -150,6 +152,22 @@ def settled_line(systems, lines):
                      "first by every cache that would write them back during the "
                      "rounds; dm-writecache holds only dirty blocks and writes back "
                      f"above its high watermark only): {'; '.join(out)}.\n")
+
+
+def settled_rounds_line(systems, lines):
+    """Workload 2: the dirty blocks written back before each round, the
+    reference rounds' included, in the order they ran."""
+    out = []
+    for s in systems.values():
+        sts = s.get("write", {}).get("writeback_settled")
+        if not isinstance(sts, list) or not any(x.get("dirty_before") for x in sts):
+            continue
+        each = ", ".join(f"{x['dirty_before']:,}" + ("" if x.get("done") else " (NOT all)")
+                         for x in sts)
+        out.append(f"{s['label']} {each}")
+    if out:
+        lines.append("Dirty blocks written back before each round (its own and the "
+                     f"reference's, in the order they ran): {'; '.join(out)}.\n")
 
 
 def mm_text(mm):
