@@ -959,18 +959,18 @@ def w_hit(s):
 
 
 def settle_writeback(s):
-    """Workload 1's rounds measure hits alone: the warm-up's write pass
-    (64 MiB, which a write-back cache takes dirty) is written back before
-    them, by every system that would write it back during them (before
-    ``settle_writeback`` was added the write-back caches cleaned it in the
-    gaps between rounds and inside them).  What it did goes into the
-    results."""
+    """Writes back what system S would otherwise write back during the
+    measured rounds that follow, and waits: workload 1's rounds measure
+    hits alone (its warm-up's write pass, 64 MiB, is what a write-back
+    cache takes dirty; before this, the write-back caches cleaned it in
+    the gaps between rounds and inside them), workload 2's each round's
+    writes alone.  Returns what it did, for the results."""
     t0 = time.monotonic()
     before = s.dirty()
     done = s.settle_writeback()
     out = {"dirty_before": before, "dirty_after": s.dirty(), "done": done,
            "secs": round(time.monotonic() - t0, 1)}
-    log(f"{s.label}: warm-up written back: {json.dumps(out)}")
+    log(f"{s.label}: writeback settled: {json.dumps(out)}")
     return out
 
 

@@ -166,8 +166,10 @@ def settled_rounds_line(systems, lines):
                          for x in sts)
         out.append(f"{s['label']} {each}")
     if out:
-        lines.append("Dirty blocks written back before each round (its own and the "
-                     f"reference's, in the order they ran): {'; '.join(out)}.\n")
+        lines.append("Dirty blocks before each round (its own and the reference's, in "
+                     "the order they ran), written back first by every cache but "
+                     "dm-writecache (which keeps them under its high watermark): "
+                     f"{'; '.join(out)}.\n")
 
 
 def mm_text(mm):

@@ -148,8 +148,8 @@ r["systems"]["ssdcache_wt"]["hit"]["writeback_settled"] = {"dirty_before": None,
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["write"]["writeback_settled"] = [{"dirty_before": b, "dirty_after": 0, "done": True, "secs": 1.0} for b in (0, 8192, 0, 8192)]
 r["systems"]["bcache"]["write"]["writeback_settled"] = [{"dirty_before": 8000, "dirty_after": 5, "done": False, "secs": 600.0}]
 r["systems"]["ssdcache_wt"]["write"]["writeback_settled"] = [{"dirty_before": 0, "dirty_after": 0, "done": True, "secs": 0.1}]'
-	grep -F 'in the order they ran): ssdcache write-back 0, 8,192, 0, 8,192; bcache 8,000 (NOT all).' "$d/results.md"
-	plain_report_lacks "$d" 'written back before each round'
+	grep -F 'high watermark): ssdcache write-back 0, 8,192, 0, 8,192; bcache 8,000 (NOT all).' "$d/results.md"
+	plain_report_lacks "$d" 'Dirty blocks before each round'
 }
 
 @test "bench report: what the sequential runs cost the HDD is listed under their tables" {
