@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest as g  # noqa: E402  (reads its results directory from argv[1])
@@ -50,12 +49,8 @@ def load(ko):
 
 def write_back_all(s):
     """Writes every dirty block of S back ("flush" message), waits for it."""
-    g.run(["dmsetup", "message", s.dm_names[0], "0", "flush"])
-    for _ in range(600):
-        if s.status()[7] == "0":
-            return
-        time.sleep(0.5)
-    raise RuntimeError(f"{s.dm_names[0]}: still dirty after the flush message")
+    if not s.settle_writeback():
+        raise RuntimeError(f"{s.dm_names[0]}: still dirty after the flush message")
 
 
 def one_build(devs, name, rnd):
