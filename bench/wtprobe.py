@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Write-through random writes against the raw HDD, traced: workload 2's
+fio command (4 KiB random writes, QD16, the 32 MiB write set) in ROUNDS
+rounds on the raw HDD model, then on a new write-through cache. The
+first cache round writes blocks the cache does not hold; the later ones
+mostly blocks it does (each write to one invalidates its copy, then
+waits for the commit that journals that). Per round: IOPS, the HDD's
+writes and flushes per second and its busy share, the share of 10 ms
+samples in which the HDD had nothing in flight and its mean number of
+requests in flight (/sys/block/*/inflight), the guest's CPU busy
+share, and the cache's counters (write hits, commits, journal blocks,
+checkpoints), and where the kworkers running the cache's metadata
+workqueue were found, sampled every 20 ms.
+
+Inside the guest, from the top of the tree:
+  scripts/vm-run -k KVER -o DIR -- env ROUNDS=3 PSECS=20 \\
+      /usr/bin/python3 bench/wtprobe.py DIR
+Writes DIR/probe.json.
+"""
+import json
+import os
+import sys
+import collections
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest as g  # noqa: E402  (reads its results directory from argv[1])
+
+OUT = sys.argv[1]
+SECS = int(os.environ.get("PSECS", "20"))
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+COUNTERS = ("write_hits", "write_misses", "journal_commits", "journal_blocks",
+            "checkpoints", "flushes", "promotions", "evictions")
+
+
+class Idle:
+    """Samples the HDD's in-flight requests every 10 ms: the share of
+    samples with none."""
+    def __init__(self, dev):
+        self.path = f"{g.sys_block(dev)}/inflight"
+        self.n = self.idle = self.total = 0
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self):
+        while not self.stop.wait(0.01):
+            r, w = (int(x) for x in g.get(self.path).split())
+            self.n += 1
+            self.idle += not (r or w)
+            self.total += r + w
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.t.join()
+
+    def share(self):
+        return round(self.idle / max(1, self.n), 3)
+
+    def mean(self):
+        return round(self.total / max(1, self.n), 2)
+
+
+class Stacks:
+    """Samples every 20 ms the kernel stacks of the kworkers running the
+    cache's metadata workqueue (ssdcache-<name>): the KEPT most seen,
+    innermost STACK_FRAMES functions each."""
+    KEPT, STACK_FRAMES = 6, 6
+
+    def __init__(self):
+        self.seen = collections.Counter()
+        self.n = 0
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.loop, daemon=True)
+
+    def workers(self):
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if "+ssdcache-bench" in g.get(f"/proc/{pid}/comm"):
+                    yield pid
+            except OSError:
+                continue
+
+    def loop(self):
+        while not self.stop.wait(0.02):
+            self.n += 1
+            for pid in self.workers():
+                try:
+                    with open(f"/proc/{pid}/stack") as f:
+                        fr = [ln.split()[1].split("+")[0] for ln in f if len(ln.split()) > 1]
+                except OSError:
+                    continue
+                self.seen[" < ".join(fr[:self.STACK_FRAMES])] += 1
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.t.join()
+
+    def top(self):
+        return {"samples": self.n, "stacks": self.seen.most_common(self.KEPT)}
+
+
+def counters(s):
+    if not s.caches:
+        return {}
+    d = f"{g.sys_block(s.dev)}/ssdcache/stats"
+    return {c: int(g.get(f"{d}/{c}")) for c in COUNTERS}
+
+
+def one_round(s, hdd):
+    c0, d0, cpu0, t0 = counters(s), g.disk_stat(hdd), g.cpu_stat(), time.monotonic()
+    with Idle(hdd) as idle, Stacks() as st:
+        r = g.fio(s.dev, "write", g.WRITE_SET,
+                  ["--rw=randwrite", "--bs=4k", "--iodepth=16",
+                   f"--ramp_time={g.RAMP_S}"], secs=SECS)
+    secs = time.monotonic() - t0
+    out = {"iops": round(r["write"]["iops"], 1),
+           "lat_mean_ms": round(r["write"]["lat_mean_us"] / 1000, 1),
+           "lat_p99_ms": round(r["write"]["lat_p99_us"] / 1000, 1),
+           "hdd": g.disk_rates(d0, g.disk_stat(hdd), secs),
+           "hdd_idle_share": idle.share(), "hdd_inflight_mean": idle.mean(),
+           "guest_cpu_busy": g.cpu_busy(cpu0, g.cpu_stat())}
+    c1 = counters(s)
+    if c1:
+        out["per_s"] = {k: round((c1[k] - c0[k]) / secs, 1) for k in c1}
+        out["meta_worker"] = st.top()
+    g.log(f"{s.label}: {json.dumps(out)}")
+    return out
+
+
+def main():
+    devs = g.probe_devices()
+    results = {}
+    for s in (g.RawHdd(devs), g.Ssdcache(devs, "writethrough")):
+        s.create()
+        s.random_mode()
+        results[s.name] = [one_round(s, devs["hdd"]) for _ in range(ROUNDS)]
+        s.destroy()
+    with open(f"{OUT}/probe.json", "w") as f:
+        json.dump(results, f, indent=1)
+    g.remove_devices(devs)
+
+
+if __name__ == "__main__":
+    main()
