@@ -527,13 +527,35 @@ void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what)
 
 /*
  * Completes the bios that waited for a commit and issues the writes that
- * waited for one, under a plug: the blocks of one large write were
- * deferred one by one, and should reach the origin merged again.
+ * waited for one. A run of writes that follow one another on the origin
+ * (the blocks of one large write, deferred one by one) is issued under a
+ * plug, to reach the origin merged again; the plug ends where the run
+ * does. Unrelated writes held in one plug reach the origin only when it
+ * is flushed: on an origin that takes one request at a time, that left
+ * it idle between them, and write-through writes to cached blocks ran at
+ * 0.86x the raw HDD's rate (Documentation/performance.rst).
  */
+static void issue_deferred(struct ssdcache *sc, struct bio_list *writes)
+{
+	struct blk_plug plug;
+	sector_t next = 0;
+	struct bio *bio;
+
+	blk_start_plug(&plug);
+	while ((bio = bio_list_pop(writes))) {
+		if (next && bio->bi_iter.bi_sector != next) {
+			blk_finish_plug(&plug);
+			blk_start_plug(&plug);
+		}
+		next = bio_end_sector(bio);
+		ssdc_issue_write(sc, bio);
+	}
+	blk_finish_plug(&plug);
+}
+
 static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
 			     struct bio_list *writes, blk_status_t status)
 {
-	struct blk_plug plug;
 	struct bio *bio;
 
 	while ((bio = bio_list_pop(waiters))) {
@@ -541,12 +563,8 @@ static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
 			bio->bi_status = status;
 		bio_endio(bio);
 	}
-	if (bio_list_empty(writes))
-		return;
-	blk_start_plug(&plug);
-	while ((bio = bio_list_pop(writes)))
-		ssdc_issue_write(sc, bio);
-	blk_finish_plug(&plug);
+	if (!bio_list_empty(writes))
+		issue_deferred(sc, writes);
 }
 
 /*
