@@ -10,8 +10,7 @@ writes and flushes per second and its busy share, the share of 10 ms
 samples in which the HDD had nothing in flight and its mean number of
 requests in flight (/sys/block/*/inflight), the guest's CPU busy
 share, and the cache's counters (write hits, commits, journal blocks,
-checkpoints), and where the kworkers running the cache's metadata
-workqueue were found, sampled every 20 ms.
+checkpoints).
 
 Inside the guest, from the top of the tree:
   scripts/vm-run -k KVER -o DIR -- env ROUNDS=3 PSECS=20 \\
@@ -21,7 +20,6 @@ Writes DIR/probe.json.
 import json
 import os
 import sys
-import collections
 import threading
 import time
 
@@ -66,49 +64,6 @@ class Idle:
         return round(self.total / max(1, self.n), 2)
 
 
-class Stacks:
-    """Samples every 20 ms the kernel stacks of the kworkers running the
-    cache's metadata workqueue (ssdcache-<name>): the KEPT most seen,
-    innermost STACK_FRAMES functions each."""
-    KEPT, STACK_FRAMES = 6, 6
-
-    def __init__(self):
-        self.seen = collections.Counter()
-        self.n = 0
-        self.stop = threading.Event()
-        self.t = threading.Thread(target=self.loop, daemon=True)
-
-    def workers(self):
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                if "+ssdcache-bench" in g.get(f"/proc/{pid}/comm"):
-                    yield pid
-            except OSError:
-                continue
-
-    def loop(self):
-        while not self.stop.wait(0.02):
-            self.n += 1
-            for pid in self.workers():
-                try:
-                    with open(f"/proc/{pid}/stack") as f:
-                        fr = [ln.split()[1].split("+")[0] for ln in f if len(ln.split()) > 1]
-                except OSError:
-                    continue
-                self.seen[" < ".join(fr[:self.STACK_FRAMES])] += 1
-
-    def __enter__(self):
-        self.t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.t.join()
-
-    def top(self):
-        return {"samples": self.n, "stacks": self.seen.most_common(self.KEPT)}
-
-
 def counters(s):
     if not s.caches:
         return {}
@@ -118,7 +73,7 @@ def counters(s):
 
 def one_round(s, hdd):
     c0, d0, cpu0, t0 = counters(s), g.disk_stat(hdd), g.cpu_stat(), time.monotonic()
-    with Idle(hdd) as idle, Stacks() as st:
+    with Idle(hdd) as idle:
         r = g.fio(s.dev, "write", g.WRITE_SET,
                   ["--rw=randwrite", "--bs=4k", "--iodepth=16",
                    f"--ramp_time={g.RAMP_S}"], secs=SECS)
@@ -132,7 +87,6 @@ def one_round(s, hdd):
     c1 = counters(s)
     if c1:
         out["per_s"] = {k: round((c1[k] - c0[k]) / secs, 1) for k in c1}
-        out["meta_worker"] = st.top()
     g.log(f"{s.label}: {json.dumps(out)}")
     return out
 
