@@ -922,6 +922,8 @@ def hit_ratio(before, after):
 
 # Workload 1's reads: its warm-up ends with BENCH_SECS of them.
 HIT_FIO = ["--rw=randread", "--bs=4k", "--iodepth=16"]
+# Workload 2's (bench/wtprobe.py runs the same).
+WRITE_FIO = ["--rw=randwrite", "--bs=4k", "--iodepth=16"]
 
 
 def warm_hit(s):
@@ -1037,8 +1039,7 @@ def w_write(s):
 
     rounds, ref_rounds = paired_rounds(
         s, WRITE_ROUNDS, lambda dev: fio(dev, "write", WRITE_SET,
-                                         ["--rw=randwrite", "--bs=4k", "--iodepth=16",
-                                          f"--ramp_time={RAMP_S}"], secs=SECS),
+                                         WRITE_FIO + [f"--ramp_time={RAMP_S}"], secs=SECS),
         before=settle)
     r = median_round(rounds, lambda x: x["write"]["iops"])
     r["rounds_iops"] = [round(x["write"]["iops"]) for x in rounds]

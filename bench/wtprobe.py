@@ -74,9 +74,8 @@ def counters(s):
 def one_round(s, hdd):
     c0, d0, cpu0, t0 = counters(s), g.disk_stat(hdd), g.cpu_stat(), time.monotonic()
     with Idle(hdd) as idle:
-        r = g.fio(s.dev, "write", g.WRITE_SET,
-                  ["--rw=randwrite", "--bs=4k", "--iodepth=16",
-                   f"--ramp_time={g.RAMP_S}"], secs=SECS)
+        r = g.fio(s.dev, "write", g.WRITE_SET, g.WRITE_FIO + [f"--ramp_time={g.RAMP_S}"],
+                  secs=SECS)
     secs = time.monotonic() - t0
     out = {"iops": round(r["write"]["iops"], 1),
            "lat_mean_ms": round(r["write"]["lat_mean_us"] / 1000, 1),
