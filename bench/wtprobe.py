@@ -15,7 +15,9 @@ checkpoints).
 Inside the guest, from the top of the tree:
   scripts/vm-run -k KVER -o DIR -- env ROUNDS=3 PSECS=20 \\
       /usr/bin/python3 bench/wtprobe.py DIR
-Writes DIR/probe.json.
+Writes DIR/probe.json. With TRACE=1 in the environment, each cache
+round is also traced (function_graph on the commit's functions, the
+block layer's request and bio events) into DIR/trace-<n>.txt.
 """
 import json
 import os
@@ -71,12 +73,56 @@ def counters(s):
     return {c: int(g.get(f"{d}/{c}")) for c in COUNTERS}
 
 
+TRACING = "/sys/kernel/tracing"
+# TRACE=1: each cache round's commits, deferrals and the HDD's requests,
+# traced (function_graph on the functions below, block events) into
+# DIR/trace-<n>.txt.
+TRACE_FUNCS = ("commit_fn", "ssdc_meta_defer", "ssdc_journal_write",
+               "ssdc_checkpoint", "issue_fn")
+TRACE_EVENTS = ("block/block_rq_issue", "block/block_rq_complete", "block/block_rq_insert",
+                "block/block_bio_queue", "block/block_bio_complete")
+
+
+def trace_start():
+    if not os.path.isdir(f"{TRACING}/events"):
+        g.run(["mount", "-t", "tracefs", "nodev", TRACING], check=False)
+    g.put(f"{TRACING}/tracing_on", "0")
+    g.put(f"{TRACING}/current_tracer", "nop")
+    g.put(f"{TRACING}/buffer_size_kb", "16384")
+    g.put(f"{TRACING}/set_ftrace_filter", "\n".join(TRACE_FUNCS))
+    g.put(f"{TRACING}/current_tracer", "function_graph")
+    g.put(f"{TRACING}/trace_options", "funcgraph-abstime")
+    g.put(f"{TRACING}/trace_options", "funcgraph-proc")
+    for ev in TRACE_EVENTS:
+        g.put(f"{TRACING}/events/{ev}/enable", "1")
+    g.put(f"{TRACING}/trace", "")
+    g.put(f"{TRACING}/tracing_on", "1")
+
+
+def trace_stop(n):
+    g.put(f"{TRACING}/tracing_on", "0")
+    with open(f"{TRACING}/trace") as f, open(f"{OUT}/trace-{n}.txt", "w") as o:
+        o.write(f.read())
+    g.put(f"{TRACING}/current_tracer", "nop")
+    for ev in TRACE_EVENTS:
+        g.put(f"{TRACING}/events/{ev}/enable", "0")
+
+
+ROUND_NO = [0]
+
+
 def one_round(s, hdd):
+    ROUND_NO[0] += 1
+    trace = os.environ.get("TRACE") == "1" and s.caches
+    if trace:
+        trace_start()
     c0, d0, cpu0, t0 = counters(s), g.disk_stat(hdd), g.cpu_stat(), time.monotonic()
     with Idle(hdd) as idle:
         r = g.fio(s.dev, "write", g.WRITE_SET, g.WRITE_FIO + [f"--ramp_time={g.RAMP_S}"],
                   secs=SECS)
     secs = time.monotonic() - t0
+    if trace:
+        trace_stop(ROUND_NO[0])
     out = {"iops": round(r["write"]["iops"], 1),
            "lat_mean_ms": round(r["write"]["lat_mean_us"] / 1000, 1),
            "lat_p99_ms": round(r["write"]["lat_p99_us"] / 1000, 1),
