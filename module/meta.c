@@ -25,10 +25,13 @@
  *    so no prefix of the journal maps an origin block twice.
  *
  * Flushes and FUA writes wait in sc->waiters and complete after the next
- * commit. Commits run on the instance's ordered workqueue: at once when a
- * bio waits or SSDC_COMMIT_RECORDS changes wait, soon after evictions,
- * and every SSDC_COMMIT_INTERVAL_MS while UNSYNCED slots wait. Only a
- * commit that bios wait for syncs at once; others sync at most every
+ * commit; deferred writes go from there to sc->released, which
+ * issue_fn() submits. Commits run on the instance's ordered workqueue: at
+ * once when a flush or FUA write waits or SSDC_COMMIT_RECORDS changes
+ * wait, when a write is deferred while at most SSDC_RELEASED_LOW released
+ * ones are left to submit, soon after evictions, and every
+ * SSDC_COMMIT_INTERVAL_MS while UNSYNCED slots wait. Only a commit that
+ * bios wait for syncs at once; others sync at most every
  * SSDC_COMMIT_INTERVAL_MS (sync_due()).
  */
 #include <linux/bitmap.h>
@@ -305,27 +308,39 @@ static void soon_fn(struct work_struct *work)
 	ssdc_meta_kick(sc, 0);
 }
 
-/* Queues @bio on @list for the next commit, and asks for it now. */
-static void park(struct ssdcache *sc, struct bio_list *list, struct bio *bio)
+/*
+ * Queues @bio on @list for the next commit, and asks for it now unless
+ * @defer and enough released writes are still to be issued: the commit
+ * then waits until issue_fn() is down to SSDC_RELEASED_LOW of them. A
+ * write that waits for one goes to the origin behind those anyway, and
+ * one commit (one journal block) serves all that came meanwhile: on an
+ * origin that takes one request at a time, write-through writes to
+ * cached blocks otherwise cost a commit each.
+ */
+static void park(struct ssdcache *sc, struct bio_list *list, struct bio *bio,
+		 bool defer)
 {
 	unsigned long flags;
+	bool now;
 
 	spin_lock_irqsave(&sc->defer_lock, flags);
 	bio_list_add(list, bio);
+	now = !defer || sc->nr_released <= SSDC_RELEASED_LOW;
 	spin_unlock_irqrestore(&sc->defer_lock, flags);
-	ssdc_meta_kick(sc, 0);
+	if (now)
+		ssdc_meta_kick(sc, 0);
 }
 
 /* Parks a write until the next commit is durable, then issues it. */
 void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio)
 {
-	park(sc, &sc->deferred, bio);
+	park(sc, &sc->deferred, bio, true);
 }
 
 /* Completes @bio (a flush, or a FUA write that is done) after the next commit. */
 void ssdc_meta_wait(struct ssdcache *sc, struct bio *bio)
 {
-	park(sc, &sc->waiters, bio);
+	park(sc, &sc->waiters, bio, false);
 }
 
 /*
@@ -526,23 +541,50 @@ void ssdc_meta_fail(struct ssdcache *sc, int r, const char *what)
 }
 
 /*
- * Completes the bios that waited for a commit and issues the writes that
- * waited for one. A run of writes that follow one another on the origin
- * (the blocks of one large write, deferred one by one) is issued under a
- * plug, to reach the origin merged again; the plug ends where the run
- * does. Unrelated writes held in one plug reach the origin only when it
- * is flushed: on an origin that takes one request at a time, that left
- * it idle between them, and write-through writes to cached blocks ran at
- * 0.86x the raw HDD's rate (Documentation/performance.rst).
+ * The next released write, or NULL; asks for a commit when few are left
+ * and writes wait for one (see park()).
  */
-static void issue_deferred(struct ssdcache *sc, struct bio_list *writes)
+static struct bio *next_released(struct ssdcache *sc)
 {
+	struct bio *bio;
+	bool kick;
+
+	spin_lock_irq(&sc->defer_lock);
+	bio = bio_list_pop(&sc->released);
+	if (bio)
+		sc->nr_released--;
+	kick = sc->nr_released <= SSDC_RELEASED_LOW && !bio_list_empty(&sc->deferred);
+	spin_unlock_irq(&sc->defer_lock);
+	if (kick)
+		ssdc_meta_kick(sc, 0);
+	return bio;
+}
+
+/*
+ * Issues the writes commits released, on a workqueue of its own: submitting
+ * to an origin that takes few requests at a time blocks until earlier
+ * ones complete (at a queue depth of one, 14 writes held the commit
+ * worker 70 ms), and the next commit, which flushes and FUA writes wait
+ * for, must not wait behind that. Unbound: woken when the origin takes
+ * the next request, the worker runs on whichever CPU is free.
+ *
+ * A run of writes that follow one another on the origin (the blocks of
+ * one large write, deferred one by one) is issued under a plug, to reach
+ * the origin merged again; the plug ends where the run does. Unrelated
+ * writes held in one plug reach the origin only when it is flushed: on
+ * an origin that takes one request at a time, that left it idle between
+ * them, and write-through writes to cached blocks ran at 0.86x the raw
+ * HDD's rate (Documentation/performance.rst).
+ */
+static void issue_fn(struct work_struct *work)
+{
+	struct ssdcache *sc = container_of(work, struct ssdcache, issue_work);
 	struct blk_plug plug;
 	sector_t next = 0;
 	struct bio *bio;
 
 	blk_start_plug(&plug);
-	while ((bio = bio_list_pop(writes))) {
+	while ((bio = next_released(sc))) {
 		if (next && bio->bi_iter.bi_sector != next) {
 			blk_finish_plug(&plug);
 			blk_start_plug(&plug);
@@ -553,6 +595,10 @@ static void issue_deferred(struct ssdcache *sc, struct bio_list *writes)
 	blk_finish_plug(&plug);
 }
 
+/*
+ * Completes the bios that waited for a commit and hands the writes that
+ * waited for one to issue_fn().
+ */
 static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
 			     struct bio_list *writes, blk_status_t status)
 {
@@ -563,8 +609,13 @@ static void complete_waiters(struct ssdcache *sc, struct bio_list *waiters,
 			bio->bi_status = status;
 		bio_endio(bio);
 	}
-	if (!bio_list_empty(writes))
-		issue_deferred(sc, writes);
+	if (bio_list_empty(writes))
+		return;
+	spin_lock_irq(&sc->defer_lock);
+	sc->nr_released += bio_list_size(writes);
+	bio_list_merge(&sc->released, writes);
+	spin_unlock_irq(&sc->defer_lock);
+	queue_work(sc->issue_wq, &sc->issue_work);
 }
 
 /*
@@ -741,6 +792,9 @@ int ssdc_meta_init(struct ssdcache *sc)
 	spin_lock_init(&sc->defer_lock);
 	bio_list_init(&sc->deferred);
 	bio_list_init(&sc->waiters);
+	bio_list_init(&sc->released);
+	sc->nr_released = 0;
+	INIT_WORK(&sc->issue_work, issue_fn);
 	INIT_DELAYED_WORK(&sc->commit_work, commit_fn);
 	INIT_DELAYED_WORK(&sc->soon_work, soon_fn);
 	sc->commit_buf = ssdc_alloc_pages(SSDC_MAP_BATCH);
@@ -748,7 +802,9 @@ int ssdc_meta_init(struct ssdcache *sc)
 		return -ENOMEM;
 	sc->wq = alloc_ordered_workqueue("ssdcache-%s", WQ_MEM_RECLAIM,
 					 ssdcache_name(sc));
-	if (!sc->wq) {
+	sc->issue_wq = alloc_workqueue("ssdcache-issue-%s", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				       1, ssdcache_name(sc));
+	if (!sc->wq || !sc->issue_wq) {
 		ssdc_meta_exit(sc);
 		return -ENOMEM;
 	}
@@ -763,6 +819,10 @@ void ssdc_meta_exit(struct ssdcache *sc)
 		cancel_delayed_work_sync(&sc->commit_work);
 		destroy_workqueue(sc->wq);
 		sc->wq = NULL;
+	}
+	if (sc->issue_wq) {
+		destroy_workqueue(sc->issue_wq);
+		sc->issue_wq = NULL;
 	}
 	ssdc_free_pages(sc->commit_buf, SSDC_MAP_BATCH);
 	sc->commit_buf = NULL;

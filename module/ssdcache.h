@@ -23,6 +23,7 @@
 #define SSDC_COMMIT_INTERVAL_MS		1000
 #define SSDC_COMMIT_RECORDS		4096	/* changes that start a commit */
 #define SSDC_EVICT_COMMIT_DELAY_MS	20
+#define SSDC_RELEASED_LOW		4	/* fewer released writes: commit */
 #define SSDC_SEQ_STREAMS		16
 #define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
@@ -225,9 +226,13 @@ struct ssdcache {
 	unsigned long *dirty_pages;	/* bitmap: pages with CHANGED slots */
 	unsigned long *ckpt_pages;	/* bitmap: pages changed since checkpoint */
 	unsigned long *map_cur;		/* bitmap: copy holding a page's newest */
-	spinlock_t defer_lock;		/* protects deferred and waiters */
+	spinlock_t defer_lock;		/* protects deferred, waiters, released */
 	struct bio_list deferred;	/* writes waiting for the next commit */
 	struct bio_list waiters;	/* flushes and FUA writes to complete */
+	struct bio_list released;	/* deferred writes a commit made safe */
+	unsigned int nr_released;	/* bios in released */
+	struct workqueue_struct *issue_wq;
+	struct work_struct issue_work;	/* issues them */
 	bool valid_pending;		/* UNSYNCED slots: flush both devices */
 	atomic_t changes;		/* slots CHANGED since the last commit */
 	unsigned long sync_epoch;	/* bumped before each flush */

@@ -483,6 +483,73 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	dm_remove io_l
 }
 
+@test "io: a flush does not wait behind writes released to an origin that takes one at a time" {
+	# Writes that go around the cache to blocks it holds (here write-back
+	# writes past the sequential cutoff, as a database's log writes may
+	# be) wait for the commit that journals the copies' invalidation, then
+	# go to the origin. The commit worker submitted them itself, and on an
+	# origin of queue depth one each submission waited for the write
+	# before it: a flush (an fsync), which in write-back mode waits for a
+	# commit, waited behind all of them. A worker of their own
+	# (issue_fn()) submits them now. Here a first flush holds the commit
+	# worker (its SSD, with a write cache, is suspended) while the 8
+	# writes are mapped, so that one commit releases them all; origin
+	# writes take 1 s, and the 8 are not adjacent (no merge). Once the
+	# origin has the first, a second flush must return while most of
+	# them are still to come; then each block holds its data, on the
+	# origin and through the cache.
+	slow=$(nullb_create io_s 64 hdd)
+	nullb_power_off io_s
+	echo 1000000000 >"$NULLB_CFS/io_s/completion_nsec"
+	nullb_power_on io_s
+	echo none >/sys/block/io_s/queue/scheduler
+	wc=$(nullb_create io_w 8 fast 4)
+	lin=$(dm_linear_create io_l "$wc")
+	dm=$(ssdc_create io "$slow" "$lin" writeback format readahead_kb 0 sequential_cutoff 4096)
+	dd if="$dm" of=/dev/null bs=64k count=2 iflag=direct status=none
+	ssdc_quiesce io	# the fills are journaled as VALID
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=8k count=8 status=none
+	dmsetup message io 0 reset_stats
+	w0=$(disk_writes io_s)
+	dmsetup suspend io_l
+	sync "$dm" &
+	pids=($!)
+	for i in $(seq 1 300); do
+		[ "$(ssdc_stat io flushes)" -ge 1 ] && break
+		sleep 0.1
+	done
+	for i in $(seq 0 7); do
+		dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=8k skip="$i" seek=$((2 * i)) count=1 \
+			oflag=direct status=none &
+		pids+=($!)
+	done
+	for i in $(seq 1 300); do
+		[ "$(ssdc_stat io bypassed_writes)" -ge 8 ] && break
+		sleep 0.1
+	done
+	assert_eq 8 "$(ssdc_stat io bypassed_writes)" "writes around cached blocks"
+	assert_eq "$w0" "$(disk_writes io_s)" "origin writes before a commit"
+	dmsetup resume io_l
+	for i in $(seq 1 300); do
+		[ "$(awk '{print $2}' /sys/block/io_s/inflight)" -ge 1 ] && break
+		sleep 0.1
+	done
+	sync "$dm"
+	done=$(( $(disk_writes io_s) - w0 ))
+	assert_eq 2 "$(ssdc_stat io flushes)" "flushes through a commit"
+	[ "$done" -le 5 ] || fail "the flush returned after $done of the 8 origin writes"
+	wait "${pids[@]}"
+	assert_eq 8 $(( $(disk_writes io_s) - w0 )) "origin writes"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(for i in $(seq 0 7); do dd if="$slow" bs=8k skip=$((2 * i)) count=1 iflag=direct status=none; done | md5sum)" \
+		"the origin"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(for i in $(seq 0 7); do dd if="$dm" bs=8k skip=$((2 * i)) count=1 iflag=direct status=none; done | md5sum)" \
+		"through the cache"
+	dm_remove io
+	dm_remove io_l
+}
+
 @test "io: a write of 16 blocks is one origin write; write-through caches each block" {
 	# Cut into blocks, each went to the origin on its own: with no
 	# scheduler to merge them (none on 6.12's null_blk), a 64 KiB write
