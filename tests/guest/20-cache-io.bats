@@ -465,10 +465,7 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	dmsetup suspend io_l
 	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=64k seek=20 oflag=direct status=none &
 	pid=$!
-	for i in $(seq 1 300); do
-		[ "$(ssdc_stat io write_hits)" -ge 16 ] && break
-		sleep 0.1
-	done
+	ssdc_wait_stat io write_hits 16
 	assert_eq 16 "$(ssdc_stat io write_hits)" "rewrites of cached blocks"
 	assert_eq "$w0" "$(disk_writes io_o)" "origin writes before a commit"
 	dmsetup resume io_l
@@ -514,19 +511,13 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	dmsetup suspend io_l
 	sync "$dm" &
 	pids=($!)
-	for i in $(seq 1 300); do
-		[ "$(ssdc_stat io flushes)" -ge 1 ] && break
-		sleep 0.1
-	done
+	ssdc_wait_stat io flushes 1
 	for i in $(seq 0 7); do
 		dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=8k skip="$i" seek=$((2 * i)) count=1 \
 			oflag=direct status=none &
 		pids+=($!)
 	done
-	for i in $(seq 1 300); do
-		[ "$(ssdc_stat io bypassed_writes)" -ge 8 ] && break
-		sleep 0.1
-	done
+	ssdc_wait_stat io bypassed_writes 8
 	assert_eq 8 "$(ssdc_stat io bypassed_writes)" "writes around cached blocks"
 	assert_eq "$w0" "$(disk_writes io_s)" "origin writes before a commit"
 	dmsetup resume io_l
@@ -647,10 +638,7 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 		dd if="$BATS_TEST_TMPDIR/w1" of="$dm" bs=96k seek=1048576 \
 			oflag=direct,seek_bytes status=none &
 		p1=$!
-		for i in $(seq 1 300); do
-			[ "$(ssdc_stat io bypassed_writes)" -ge 1 ] && break
-			sleep 0.1
-		done
+		ssdc_wait_stat io bypassed_writes 1
 		[ "$(ssdc_stat io bypassed_writes)" -ge 1 ] || fail "$mode: the first write not mapped"
 		m=$(ssdc_stat io write_misses)
 		dd if="$BATS_TEST_TMPDIR/w2" of="$dm" bs=4k seek=258 oflag=direct status=none &

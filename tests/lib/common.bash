@@ -106,6 +106,18 @@ ssdc_stat() {
 	return 1
 }
 
+# ssdc_wait_stat NAME FIELD N: waits up to 30 s for a status field to
+# reach N (bios in the background, mapped one by one); the caller then
+# asserts the value.
+ssdc_wait_stat() {
+	local i
+	for i in $(seq 1 300); do
+		[ "$(ssdc_stat "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 0
+}
+
 # sysdir NAME: the cache's sysfs directory.
 sysdir() { echo "/sys/dev/block/$(dmsetup info -c --noheadings --separator : -o major,minor "$1")/ssdcache"; }
 
