@@ -310,22 +310,22 @@ static void soon_fn(struct work_struct *work)
 
 /*
  * Queues @bio on @list for the next commit, and asks for it now unless
- * @defer and enough released writes are still to be issued: the commit
- * then waits until issue_fn() is down to SSDC_RELEASED_LOW of them. A
- * write that waits for one goes to the origin behind those anyway, and
- * one commit (one journal block) serves all that came meanwhile: on an
- * origin that takes one request at a time, write-through writes to
- * cached blocks otherwise cost a commit each.
+ * @list is the deferred writes' and enough released writes are still to
+ * be issued: the commit then waits until issue_fn() is down to
+ * SSDC_RELEASED_LOW of them. A write that waits for one goes to the
+ * origin behind those anyway, and one commit (one journal block) serves
+ * all that came meanwhile: on an origin that takes one request at a
+ * time, write-through writes to cached blocks otherwise cost a commit
+ * each.
  */
-static void park(struct ssdcache *sc, struct bio_list *list, struct bio *bio,
-		 bool defer)
+static void park(struct ssdcache *sc, struct bio_list *list, struct bio *bio)
 {
 	unsigned long flags;
 	bool now;
 
 	spin_lock_irqsave(&sc->defer_lock, flags);
 	bio_list_add(list, bio);
-	now = !defer || sc->nr_released <= SSDC_RELEASED_LOW;
+	now = list != &sc->deferred || sc->nr_released <= SSDC_RELEASED_LOW;
 	spin_unlock_irqrestore(&sc->defer_lock, flags);
 	if (now)
 		ssdc_meta_kick(sc, 0);
@@ -334,13 +334,13 @@ static void park(struct ssdcache *sc, struct bio_list *list, struct bio *bio,
 /* Parks a write until the next commit is durable, then issues it. */
 void ssdc_meta_defer(struct ssdcache *sc, struct bio *bio)
 {
-	park(sc, &sc->deferred, bio, true);
+	park(sc, &sc->deferred, bio);
 }
 
 /* Completes @bio (a flush, or a FUA write that is done) after the next commit. */
 void ssdc_meta_wait(struct ssdcache *sc, struct bio *bio)
 {
-	park(sc, &sc->waiters, bio, false);
+	park(sc, &sc->waiters, bio);
 }
 
 /*
