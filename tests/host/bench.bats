@@ -368,3 +368,25 @@ PY
 	[ "$(cat "$tr/events/block/block_split/enable")" = 0 ]
 	[ "$(cat "$tr/events/block/block_bio_queue/filter")" = 0 ]
 }
+
+@test "pgabba: an unknown system in ORDER is refused before anything is set up; rounds pooled per system" {
+	run env ORDER="ssdcache_wb dm_cache nope" /usr/bin/python3 "$TOP/bench/pgabba.py" "$BATS_TEST_TMPDIR"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "ORDER: no such system: nope (known: raw_hdd raw_ssd "* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/pgabba.json" ]
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import pgabba
+blocks = [{"system": "b", "rounds_tps": [40.0, 50.0, 60.0]},
+          {"system": "a", "rounds_tps": [50.0, 51.0, 52.0]},
+          {"system": "a", "rounds_tps": [60.0, 61.0, 62.0]},
+          {"system": "b", "rounds_tps": [45.0, 55.0, 65.0]}]
+print(json.dumps(pgabba.pooled(blocks)))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"b": {"rounds": 6, "median": 52.5}, "a": {"rounds": 6, "median": 56.0}}' ]
+}
