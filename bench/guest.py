@@ -219,6 +219,15 @@ def probe_devices():
     return create_devices()
 
 
+def load_modules():
+    """null_blk (no disks yet) and the peers' targets, udev's watch off."""
+    run(["modprobe", "null_blk", "nr_devices=0"])
+    for m in ("dm-cache", "dm-cache-smq", "dm-writecache", "bcache"):
+        run(["modprobe", m])
+    udev_nowatch()
+    settle()
+
+
 def remove_devices(devs):
     for key in devs:
         nullb_remove(f"bench_{key}")
@@ -1400,11 +1409,7 @@ DATABASES = (("pgbench", pg_golden_image, w_pgbench),
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    run(["modprobe", "null_blk", "nr_devices=0"])
-    for m in ("dm-cache", "dm-cache-smq", "dm-writecache", "bcache"):
-        run(["modprobe", m])
-    udev_nowatch()
-    settle()
+    load_modules()
     wanted = os.environ.get("BENCH_SYSTEMS", "").split()
     results = {
         "kernel": os.uname().release,

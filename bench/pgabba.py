@@ -68,11 +68,7 @@ def main():
     if unknown:
         raise SystemExit(f"ORDER: no such system: {' '.join(unknown)} "
                          f"(known: {' '.join(known)})")
-    g.run(["modprobe", "null_blk", "nr_devices=0"])
-    for m in ("dm-cache", "dm-cache-smq", "dm-writecache", "bcache"):
-        g.run(["modprobe", m])
-    g.udev_nowatch()
-    g.settle()
+    g.load_modules()
     devs = pg_devices()
     g.cgroup_setup()
     golden, used = g.pg_golden_image("ext4")
