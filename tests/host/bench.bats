@@ -390,3 +390,33 @@ PY
 	[ "$status" -eq 0 ]
 	[ "$output" = '{"b": {"rounds": 6, "median": 52.5}, "a": {"rounds": 6, "median": 56.0}}' ]
 }
+
+@test "pgswap: a pair that cannot run side by side is refused before anything is set up; each pair's ratio" {
+	for pair in "ssdcache_wb" "ssdcache_wb nope" "ssdcache_wt ssdcache_wb" "ssdcache_wb bcache"; do
+		run env PAIR="$pair" /usr/bin/python3 "$TOP/bench/pgswap.py" "$BATS_TEST_TMPDIR"
+		echo "$pair: $output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == "PAIR: "* ]]
+	done
+	run env PAIR="ssdcache_wb nope" /usr/bin/python3 "$TOP/bench/pgswap.py" "$BATS_TEST_TMPDIR"
+	[[ "$output" == "PAIR: no such system: nope (known: raw_hdd raw_ssd "* ]]
+	run env PAIR="ssdcache_wt ssdcache_wb" /usr/bin/python3 "$TOP/bench/pgswap.py" "$BATS_TEST_TMPDIR"
+	[ "$output" = "PAIR: ssdcache_wt and ssdcache_wb use the same device-mapper names" ]
+	run env PAIR="ssdcache_wb bcache" /usr/bin/python3 "$TOP/bench/pgswap.py" "$BATS_TEST_TMPDIR"
+	[ "$output" = "PAIR: bcache cannot be suspended between its rounds" ]
+	[ ! -e "$BATS_TEST_TMPDIR/pgswap.json" ]
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import pgswap
+runs = [{"pair": 0, "system": "a", "tps": 50.0}, {"pair": 0, "system": "b", "tps": 40.0},
+        {"pair": 1, "system": "b", "tps": 50.0}, {"pair": 1, "system": "a", "tps": 40.0},
+        {"pair": 2, "system": "a", "tps": 60.0}, {"pair": 2, "system": "b", "tps": 50.0},
+        {"pair": 3, "system": "b", "tps": 10.0}]
+print(json.dumps(pgswap.summary(runs, "a", "b"), sort_keys=True))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"a_median_tps": 50.0, "b_median_tps": 45.0, "first_won": 2, "geomean_ratio": 1.063, "median_ratio": 1.2, "ratios": [1.25, 0.8, 1.2]}' ]
+}

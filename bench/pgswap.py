@@ -1,0 +1,163 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Workload 5 (pgbench) on two systems set up side by side, their rounds
+interleaved: each system on disks of its own, the golden image copied
+and prewarmed once; then PAIRS times, each system in turn (the order
+reversed every pair) is resumed, mounted, PostgreSQL started, one
+warm-up run of BENCH_SECS and one measured run of twice that, then
+PostgreSQL stopped, the filesystem unmounted and the system suspended,
+so that none of its background work (write-back, commits) runs while
+the other is measured. The two measured runs of a pair are about a
+minute apart, so a machine whose speed drifts over minutes (make bench
+measures each system minutes after the other; bench/pgabba.py's blocks
+last five to ten) moves both alike: each pair gives one ratio.
+
+Inside the guest, from the top of the tree:
+  scripts/vm-run -k KVER -m 8G -o DIR -- env PAIR="ssdcache_wb dm_cache" PAIRS=8 \\
+      /usr/bin/python3 bench/pgswap.py DIR
+writes DIR/pgswap.json: every measured run, each pair's ratio (the first
+system's TPS over the second's), their median and geometric mean, and
+how many pairs the first system won. Two systems that share a
+device-mapper name (the ssdcache ones) or cannot be suspended (bcache)
+are refused before anything is set up.
+"""
+import json
+import math
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest as g  # noqa: E402  (reads its results directory from argv[1])
+
+OUT = sys.argv[1]
+PAIR = os.environ.get("PAIR", "ssdcache_wb dm_cache").split()
+PAIRS = int(os.environ.get("PAIRS", "8"))
+
+
+def check_pair(pair):
+    """None if PAIR names two systems that can be set up side by side and
+    suspended, else why not."""
+    known = {s.name: s for s in g.all_systems({})}
+    if len(pair) != 2:
+        return f"PAIR: two systems, not {len(pair)}"
+    unknown = [n for n in pair if n not in known]
+    if unknown:
+        return f"PAIR: no such system: {' '.join(unknown)} (known: {' '.join(known)})"
+    a, b = (known[n] for n in pair)
+    for s in (a, b):
+        if not isinstance(s, (g.DmSystem, g.RawHdd, g.RawSsd)):
+            return f"PAIR: {s.name} cannot be suspended between its rounds"
+    if set(getattr(a, "dm_names", ())) & set(getattr(b, "dm_names", ())):
+        return f"PAIR: {a.name} and {b.name} use the same device-mapper names"
+    return None
+
+
+def devices(name, tag):
+    """System NAME's disks, named bench_<key><tag>: the HDD model and the
+    cache's SSD model, or the raw SSD model for raw_ssd and linear_ssd."""
+    d = {"hdd": g.nullb_create(f"bench_hdd{tag}", g.ORIGIN_MB, g.disk_model("hdd"))}
+    if name in ("raw_ssd", "linear_ssd"):
+        d["ssdbig"] = g.nullb_create(f"bench_ssdbig{tag}", g.ORIGIN_MB, g.disk_model("ssd"))
+    else:
+        d["ssd"] = g.nullb_create(f"bench_ssdpg{tag}", g.PG_CACHE_MB, g.disk_model("ssd"))
+    return d
+
+
+def suspend(s, on, check=True):
+    if isinstance(s, g.DmSystem) and os.path.exists(f"/dev/mapper/{s.dm_names[0]}"):
+        g.run(["dmsetup", "suspend" if on else "resume", s.dm_names[0]], check=check)
+
+
+def prepare(s, golden):
+    """The system created, the golden image copied onto it, its files
+    prewarmed (as w_database()), left suspended in its random mode."""
+    s.create()
+    g.run(["dd", f"if={golden}", f"of={s.dev}", "bs=4M", "oflag=direct", "status=none"])
+    s.random_mode()
+    if g.PG_PREWARM and s.caches:
+        g.run(["mount", s.dev, g.MNT])
+        try:
+            g.prewarm(s)
+        finally:
+            g.run(["umount", g.MNT], check=False)
+    suspend(s, True)
+
+
+def turn(s):
+    """One turn of system S: a warm-up run and a measured one."""
+    suspend(s, False)
+    g.run(["mount", s.dev, g.MNT])
+    try:
+        g.pg_start(limited=True)
+        try:
+            g.pgbench_run(g.SECS)
+            before = g.read_settled(s)
+            r = g.measured_txn(s, lambda: g.pgbench_run(2 * g.SECS))
+            r["hit_ratio"] = g.hit_ratio(before, g.read_settled(s))
+        finally:
+            g.pg_stop()
+    finally:
+        g.run(["umount", g.MNT], check=False)
+        suspend(s, True)
+    return r
+
+
+def summary(runs, a, b):
+    """Each pair's ratio of A's TPS to B's, and what they add up to."""
+    ratios = []
+    for i in sorted({r["pair"] for r in runs}):
+        tps = {r["system"]: r["tps"] for r in runs if r["pair"] == i}
+        if a in tps and b in tps and tps[b] > 0:
+            ratios.append(round(tps[a] / tps[b], 3))
+    out = {"ratios": ratios}
+    if ratios:
+        out["median_ratio"] = round(statistics.median(ratios), 3)
+        out["geomean_ratio"] = round(math.exp(statistics.fmean(math.log(x) for x in ratios)), 3)
+        out["first_won"] = sum(x > 1 for x in ratios)
+    for n in (a, b):
+        tps = [r["tps"] for r in runs if r["system"] == n]
+        if tps:
+            out[f"{n}_median_tps"] = round(statistics.median(tps), 1)
+    return out
+
+
+def main():
+    why = check_pair(PAIR)
+    if why:
+        raise SystemExit(why)
+    a, b = PAIR
+    g.load_modules()
+    g.cgroup_setup()
+    golden, used = g.pg_golden_image("ext4")
+    systems = {}
+    for tag, name in (("a", a), ("b", b)):
+        systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
+    out = {"kernel": os.uname().release, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
+           "db_mb": used, "runs": []}
+    try:
+        for s in systems.values():
+            prepare(s, golden)
+        for i in range(PAIRS):
+            for name in (PAIR if i % 2 == 0 else PAIR[::-1]):
+                r = turn(systems[name])
+                g.log(f"pair {i} {name}: {r['tps']:.1f} TPS")
+                out["runs"].append({"pair": i, "system": name, **r})
+                out.update(summary(out["runs"], a, b))
+                with open(f"{OUT}/pgswap.json", "w") as f:
+                    json.dump(out, f, indent=1)
+    finally:
+        for s in systems.values():
+            suspend(s, False, check=False)
+            s.destroy()
+    g.log(f"{a} / {b}: ratios {out.get('ratios')}, median {out.get('median_ratio')}, "
+          f"geometric mean {out.get('geomean_ratio')}, {a} won {out.get('first_won')} "
+          f"of {len(out.get('ratios', []))}")
+    for tag in "ab":
+        for key in ("hdd", "ssdpg", "ssdbig"):
+            g.nullb_remove(f"bench_{key}{tag}")
+    g.nullb_remove(os.path.basename(golden))
+
+
+if __name__ == "__main__":
+    main()
