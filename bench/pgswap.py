@@ -7,7 +7,7 @@ reversed every pair) is resumed, mounted, PostgreSQL started, one
 warm-up run of BENCH_SECS and one measured run of twice that, then
 PostgreSQL stopped, the filesystem unmounted and the system suspended,
 so that none of its background work (write-back, commits) runs while
-the other is measured. The two measured runs of a pair are about a
+the other is measured (SETTLE=1: its writeback ended first). The two measured runs of a pair are about a
 minute apart, so a machine whose speed drifts over minutes (make bench
 measures each system minutes after the other; bench/pgabba.py's blocks
 last five to ten) moves both alike: each pair gives one ratio.
@@ -26,6 +26,7 @@ import math
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import guest as g  # noqa: E402  (reads its results directory from argv[1])
@@ -33,6 +34,12 @@ import guest as g  # noqa: E402  (reads its results directory from argv[1])
 OUT = sys.argv[1]
 PAIR = os.environ.get("PAIR", "ssdcache_wb dm_cache").split()
 PAIRS = int(os.environ.get("PAIRS", "8"))
+# SETTLE=1: after each turn, before it is suspended, the system's
+# writeback is ended as make bench ends the warm-up's (settle_writeback():
+# ssdcache writes every dirty block back, dm-cache waits until it has,
+# dm-writecache until it is under its high watermark), so that no turn
+# inherits the write-back debt of the turns before it.
+SETTLE = os.environ.get("SETTLE", "0") == "1"
 
 
 def check_pair(pair):
@@ -99,7 +106,11 @@ def turn(s):
             g.pg_stop()
     finally:
         g.run(["umount", g.MNT], check=False)
-        suspend(s, True)
+    if SETTLE:
+        t = time.monotonic()
+        r["settled"] = s.settle_writeback()
+        r["settle_secs"] = round(time.monotonic() - t, 1)
+    suspend(s, True)
     return r
 
 
@@ -134,6 +145,7 @@ def main():
     for tag, name in (("a", a), ("b", b)):
         systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
     out = {"kernel": os.uname().release, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
+           "settle": SETTLE,
            "db_mb": used, "runs": []}
     try:
         for s in systems.values():
