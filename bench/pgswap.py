@@ -7,10 +7,11 @@ reversed every pair) is resumed, mounted, PostgreSQL started, one
 warm-up run of BENCH_SECS and one measured run of twice that, then
 PostgreSQL stopped, the filesystem unmounted and the system suspended,
 so that none of its background work (write-back, commits) runs while
-the other is measured (SETTLE=1: its writeback ended first). The two measured runs of a pair are about a
-minute apart, so a machine whose speed drifts over minutes (make bench
-measures each system minutes after the other; bench/pgabba.py's blocks
-last five to ten) moves both alike: each pair gives one ratio.
+the other is measured (SETTLE=1: its writeback ended first). The two
+measured runs of a pair are about a minute apart, so a machine whose
+speed drifts over minutes (make bench measures each system minutes
+after the other; bench/pgabba.py's blocks last five to ten) moves both
+alike: each pair gives one ratio.
 
 Inside the guest, from the top of the tree:
   scripts/vm-run -k KVER -m 8G -o DIR -- env PAIR="ssdcache_wb dm_cache" PAIRS=8 \\
