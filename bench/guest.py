@@ -704,6 +704,31 @@ def cpu_busy(before, after):
     return round((after[0] - before[0]) / max(1, after[1] - before[1]), 3)
 
 
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq")
+
+
+def sched_stat():
+    """The guest's CPU time by kind (ms, from /proc/stat's first line),
+    context switches and interrupts so far."""
+    out = {}
+    for line in get("/proc/stat").split("\n"):
+        f = line.split()
+        if f[0] == "cpu":
+            hz = os.sysconf("SC_CLK_TCK")
+            out.update({k: int(v) * 1000 / hz for k, v in zip(CPU_FIELDS, f[1:])})
+        elif f[0] in ("ctxt", "intr"):
+            out[f[0]] = int(f[1])
+    return out
+
+
+def per_txn_sched(before, after, n):
+    """What each of N transactions cost the guest between two
+    sched_stat()s: busy ms by kind, context switches, interrupts."""
+    n = max(n, 1)
+    return {k: round((after[k] - before[k]) / n, 3) for k in after
+            if k not in ("idle", "iowait")}
+
+
 # What the kernel's memory management did (/proc/vmstat): stalls of a task
 # allocating memory, to reclaim or to compact, and huge pages faulted in.
 MM_STALLS = ("allocstall", "compact_stall", "pgscan_direct", "thp_fault_alloc")
@@ -1235,14 +1260,16 @@ def io_per_txn(before, after, n):
 def measured_txn(s, bench):
     """BENCH() (pgbench_run() or sysbench_run()) with what each
     transaction cost the system's top device, the HDD and the cache
-    device, and the guest's CPU."""
+    device, and the guest's CPU (how busy, and per transaction its ms
+    by kind, context switches and interrupts)."""
     devs = {"top": s.dev, "hdd": s.devs["hdd"]}
     if s.caches:
         devs["ssd"] = s.devs["ssd"]
     io0 = {k: disk_stat(d) for k, d in devs.items()}
-    cpu0 = cpu_stat()
+    cpu0, sched0 = cpu_stat(), sched_stat()
     r = bench()
     r["guest_cpu_busy"] = cpu_busy(cpu0, cpu_stat())
+    r["cpu_per_txn"] = per_txn_sched(sched0, sched_stat(), r["transactions"])
     r["io_per_txn"] = {k: io_per_txn(io0[k], disk_stat(d), r["transactions"])
                        for k, d in devs.items()}
     return r

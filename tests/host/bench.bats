@@ -420,3 +420,23 @@ PY
 	[ "$status" -eq 0 ]
 	[ "$output" = '{"a_median_tps": 50.0, "b_median_tps": 45.0, "first_won": 2, "geomean_ratio": 1.063, "median_ratio": 1.2, "ratios": [1.25, 0.8, 1.2]}' ]
 }
+
+@test "guest: per-transaction CPU by kind, context switches and interrupts, idle time left out" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+before = {"user": 1000.0, "nice": 0.0, "system": 500.0, "idle": 10.0, "iowait": 0.0,
+          "irq": 0.0, "softirq": 40.0, "ctxt": 100, "intr": 50}
+after = {"user": 1600.0, "nice": 0.0, "system": 900.0, "idle": 900.0, "iowait": 30.0,
+         "irq": 10.0, "softirq": 60.0, "ctxt": 4100, "intr": 2050}
+print(json.dumps(g.per_txn_sched(before, after, 200), sort_keys=True))
+s = g.sched_stat()
+print(sorted(s) == sorted(g.CPU_FIELDS + ("ctxt", "intr")))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '{"ctxt": 20.0, "intr": 10.0, "irq": 0.05, "nice": 0.0, "softirq": 0.1, "system": 2.0, "user": 3.0}' ]
+	[ "${lines[1]}" = True ]
+}
