@@ -146,8 +146,7 @@ def main():
     for tag, name in (("a", a), ("b", b)):
         systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
     out = {"kernel": os.uname().release, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
-           "settle": SETTLE,
-           "db_mb": used, "runs": []}
+           "settle": SETTLE, "db_mb": used, "runs": []}
     try:
         for s in systems.values():
             prepare(s, golden)
