@@ -5,9 +5,10 @@ interleaved: each system on disks of its own, the golden image copied
 and prewarmed once; then PAIRS times, each system in turn (the order
 reversed every pair) is resumed, mounted, PostgreSQL started, one
 warm-up run of BENCH_SECS and one measured run of twice that, then
-PostgreSQL stopped, the filesystem unmounted and the system suspended,
-so that none of its background work (write-back, commits) runs while
-the other is measured (SETTLE=1: its writeback ended first). The two
+PostgreSQL stopped, the filesystem unmounted and the system suspended
+(bcache, which cannot be, has its writeback stopped), so that none of
+its background work (write-back, commits) runs while the other is
+measured (SETTLE=1: its writeback ended first). The two
 measured runs of a pair are about a minute apart, so a machine whose
 speed drifts over minutes (make bench measures each system minutes
 after the other; bench/pgabba.py's blocks last five to ten) moves both
@@ -18,9 +19,9 @@ Inside the guest, from the top of the tree:
       /usr/bin/python3 bench/pgswap.py DIR
 writes DIR/pgswap.json: every measured run, each pair's ratio (the first
 system's TPS over the second's), their median and geometric mean, and
-how many pairs the first system won. Two systems that share a
-device-mapper name (the ssdcache ones) or cannot be suspended (bcache)
-are refused before anything is set up.
+how many pairs the first system won. A system named twice, and two
+that share device-mapper names (the ssdcache ones), are refused before
+anything is set up.
 """
 import json
 import math
@@ -52,9 +53,11 @@ def check_pair(pair):
     unknown = [n for n in pair if n not in known]
     if unknown:
         return f"PAIR: no such system: {' '.join(unknown)} (known: {' '.join(known)})"
+    if pair[0] == pair[1]:
+        return f"PAIR: two different systems, not {pair[0]} twice"
     a, b = (known[n] for n in pair)
     for s in (a, b):
-        if not isinstance(s, (g.DmSystem, g.RawHdd, g.RawSsd)):
+        if not isinstance(s, (g.DmSystem, g.RawHdd, g.RawSsd, g.Bcache)):
             return f"PAIR: {s.name} cannot be suspended between its rounds"
     if set(getattr(a, "dm_names", ())) & set(getattr(b, "dm_names", ())):
         return f"PAIR: {a.name} and {b.name} use the same device-mapper names"
@@ -73,6 +76,13 @@ def devices(name, tag):
 
 
 def suspend(s, on, check=True):
+    """Stops system S's background work between its turns: a device-mapper
+    system is suspended; bcache, which cannot be, has its writeback
+    stopped (writeback_running 0), what it would do unmounted besides."""
+    if isinstance(s, g.Bcache):
+        if s.dev is not None and os.path.exists(s.sysfs("writeback_running")):
+            g.put(s.sysfs("writeback_running"), 0 if on else 1)
+        return
     if isinstance(s, g.DmSystem) and os.path.exists(f"/dev/mapper/{s.dm_names[0]}"):
         g.run(["dmsetup", "suspend" if on else "resume", s.dm_names[0]], check=check)
 
