@@ -19,6 +19,14 @@ them into (block_split), and adds per transaction: the writes, the
 pieces their runs of RUN_SECTORS force on a cache whose runs share a
 set (one SSD request per run at best), the splits made, and the writes
 by size.
+
+PROBE_WAITS=1 also counts, per transaction, what ran and what waited:
+each work function the kernel's workqueues executed, each timer
+function that expired (timer and hrtimer), and the kernel stacks at
+which a task went to sleep (sched_switch with a blocked task), written
+whole to DIR/waits-<system>.txt. For a boot under -icount (vm-run
+--icount, BENCH_MODEL=fast), where an idle guest skips to its next
+timer: what it waited for.
 """
 import json
 import os
@@ -42,6 +50,14 @@ SPLITS = os.environ.get("PROBE_SPLITS") == "1"
 # 32 KiB runs (SSDCACHE_RUN_BYTES) with blocks of 4 KiB: 64 sectors.
 RUN_SECTORS = 64
 BLOCK_EVENTS = ("block_bio_queue", "block_split")
+WAITS = os.environ.get("PROBE_WAITS") == "1"
+# event: hist trigger (and filter) that counts what ran or waited.
+WAIT_HISTS = {
+    "workqueue/workqueue_execute_start": ("hist:keys=function.sym:size=2048", None),
+    "timer/timer_expire_entry": ("hist:keys=function.sym:size=2048", None),
+    "timer/hrtimer_expire_entry": ("hist:keys=function.sym:size=2048", None),
+    "sched/sched_switch": ("hist:keys=stacktrace:size=8192", "prev_state & 3"),
+}
 
 
 def kprobe_event(line):
@@ -123,6 +139,55 @@ def splits_off():
             "events_lost": overrun, "writes_by_kib": dict(sorted(sizes.items()))}
 
 
+def waits_on():
+    on = []
+    for ev, (trig, filt) in WAIT_HISTS.items():
+        try:
+            if filt:
+                g.put(f"{TR}/events/{ev}/filter", filt)
+            g.put(f"{TR}/events/{ev}/trigger", trig)
+            on.append(ev)
+        except OSError as e:
+            g.log(f"pgprobe: no hist on {ev}: {e}")
+    return on
+
+
+def hist_entries(text):
+    """[(count, key)] of a hist file, the largest first; a key that spans
+    lines (a stack) joined by spaces, addresses and offsets dropped."""
+    out = []
+    for m in re.finditer(r"^\{(.*?)\}\s*hitcount:\s*([0-9]+)", text, re.M | re.S):
+        key = re.sub(r"\+0x[0-9a-f]+/0x[0-9a-f]+|\[[0-9a-f]+\]", "", m.group(1))
+        out.append((int(m.group(2)), re.sub(r"\s+", " ", key).strip()))
+    return sorted(out, key=lambda e: (-e[0], e[1]))
+
+
+def waits_off(on):
+    """{event: hist entries}; the triggers removed."""
+    out = {}
+    for ev in on:
+        with open(f"{TR}/events/{ev}/hist") as h:
+            out[ev] = hist_entries(h.read())
+        trig, filt = WAIT_HISTS[ev]
+        g.put(f"{TR}/events/{ev}/trigger", "!" + trig)
+        if filt:
+            g.put(f"{TR}/events/{ev}/filter", 0)
+    return out
+
+
+def waits_per_txn(waits, name, n):
+    """{event: {key: per transaction}} of WAITS' top entries; every entry
+    written to OUT/waits-NAME.txt."""
+    out = {}
+    with open(f"{OUT}/waits-{name}.txt", "w") as f:
+        for ev, entries in waits.items():
+            f.write(f"== {ev} ({n} transactions)\n")
+            for c, key in entries:
+                f.write(f"{c / n:10.4f} {key}\n")
+            out[ev] = {key[:160]: round(c / n, 4) for c, key in entries[:12]}
+    return out
+
+
 def per_txn(counts, n):
     """COUNTS (splits_off()) per transaction of N."""
     return {k: ({s: round(c / n, 3) for s, c in v.items()} if isinstance(v, dict)
@@ -134,10 +199,14 @@ def profiled(s, bench):
     on = probes_on()
     if SPLITS:
         splits_on(s.dev)
+    wait_on = waits_on() if WAITS else []
     split = None
+    waits = {}
     try:
         r = measured(s, bench)
     finally:
+        if wait_on:
+            waits = waits_off(wait_on)
         if SPLITS:
             split = splits_off()
         hits = probes_off(on)
@@ -147,6 +216,8 @@ def profiled(s, bench):
                      "per_txn": {f: round(h / n, 3) for f, h in hits.items()}})
     if split:
         profiles[-1]["splits_per_txn"] = per_txn(split, n)
+    if waits:
+        profiles[-1]["waits_per_txn"] = waits_per_txn(waits, s.name, n)
     return r
 
 

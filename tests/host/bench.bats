@@ -442,3 +442,33 @@ PY
 	[ "${lines[0]}" = '{"ctxt": 20.0, "intr": 10.0, "irq": 0.05, "nice": 0.0, "softirq": 0.1, "system": 2.0, "user": 3.0}' ]
 	[ "${lines[1]}" = True ]
 }
+
+@test "pgprobe: hist files read as counts by key, stacks joined, addresses and offsets dropped" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import pgprobe
+text = """# event histogram
+#
+{ function: [ffffffff81234560] delayed_work_timer_fn                        } hitcount:          7
+{ function: [ffffffff81234570] process_timeout                              } hitcount:         12
+{ stacktrace:
+         __schedule+0x3a1/0xd70
+         schedule+0x27/0xf0
+         io_schedule+0x42/0x70
+} hitcount:          3
+
+Totals:
+    Hits: 22
+"""
+for e in pgprobe.hist_entries(text):
+    print(e)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ "${lines[0]}" = "(12, 'function: process_timeout')" ]
+	[ "${lines[1]}" = "(7, 'function: delayed_work_timer_fn')" ]
+	[ "${lines[2]}" = "(3, 'stacktrace: __schedule schedule io_schedule')" ]
+}
