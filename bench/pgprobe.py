@@ -24,9 +24,10 @@ PROBE_WAITS=1 also counts, per transaction, what ran and what waited:
 each work function the kernel's workqueues executed, each timer
 function that expired (timer and hrtimer), and the kernel stacks at
 which a task went to sleep (sched_switch with a blocked task), written
-whole to DIR/waits-<system>.txt. For a boot under -icount (vm-run
---icount, BENCH_MODEL=fast), where an idle guest skips to its next
-timer: what it waited for.
+whole to DIR/waits-<system>.txt: on the timed disk models, what a
+transaction sleeps on; under -icount (vm-run --icount, BENCH_MODEL=fast),
+where an idle guest skips to its next timer, what its idle time waited
+for.
 """
 import json
 import os
@@ -140,6 +141,8 @@ def splits_off():
 
 
 def waits_on():
+    """Puts WAIT_HISTS' triggers on their events; returns the events that
+    took one (an event that did not is left without its filter)."""
     on = []
     for ev, (trig, filt) in WAIT_HISTS.items():
         try:
@@ -149,6 +152,8 @@ def waits_on():
             on.append(ev)
         except OSError as e:
             g.log(f"pgprobe: no hist on {ev}: {e}")
+            if filt and os.path.exists(f"{TR}/events/{ev}/filter"):
+                g.put(f"{TR}/events/{ev}/filter", 0)
     return on
 
 
