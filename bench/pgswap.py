@@ -81,7 +81,11 @@ def suspend(s, on, check=True):
     stopped (writeback_running 0), what it would do unmounted besides."""
     if isinstance(s, g.Bcache):
         if s.dev is not None and os.path.exists(s.sysfs("writeback_running")):
-            g.put(s.sysfs("writeback_running"), 0 if on else 1)
+            try:
+                g.put(s.sysfs("writeback_running"), 0 if on else 1)
+            except OSError:
+                if check:
+                    raise
         return
     if isinstance(s, g.DmSystem) and os.path.exists(f"/dev/mapper/{s.dm_names[0]}"):
         g.run(["dmsetup", "suspend" if on else "resume", s.dm_names[0]], check=check)
