@@ -489,11 +489,16 @@ static inline u64 ssdc_slot_make(u64 oblock, enum ssdc_slot_state state)
  * A slot's lookup tag: 8 bits of a hash of its origin block, independent
  * of the set hash (ssdcache_set_of()), so that the blocks of one set
  * spread over the 256 tags. Equal tags only say that the slot words
- * must be compared (ssdc_lookup()).
+ * must be compared (ssdc_lookup()). A set holds runs of adjacent blocks
+ * (2^set_shift share it), so the multiplier must move the top byte far
+ * for a step of one block: 0xc2 here, where the multiplier this had
+ * before (0xff51...) moved it by less than one, and adjacent blocks
+ * shared tags (a hit compared about three slot words that did not hold
+ * its block).
  */
 static inline u8 ssdc_tag_of(u64 oblock)
 {
-	return (oblock * 0xff51afd7ed558ccdULL) >> 56;
+	return (oblock * 0xc2b2ae3d27d4eb4fULL) >> 56;
 }
 
 /*
