@@ -477,9 +477,8 @@ static void wb_write_end_io(struct bio *clone)
  * (dm never maps data with REQ_PREFLUSH) goes as a clone, so that the
  * bio completes only once a commit has made the slot durable too.
  */
-static int cache_write(struct ssdcache *sc, struct bio *bio)
+static int cache_write(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	sector_t sector = ssdc_slot_sector(sc, pb->slot) +
 		(bio->bi_iter.bi_sector & (sc->block_sectors - 1));
 	struct bio *clone;
@@ -610,9 +609,9 @@ static unsigned int run_left(struct ssdcache *sc, u64 oblock, unsigned int max)
  * degraded, not beside an origin write of the set (may_copy_write_locked()).
  * Caller holds the set lock.
  */
-static bool may_take_fresh(struct ssdcache *sc, struct bio *bio, u32 set)
+static bool may_take_fresh(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, u32 set)
 {
-	return READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && ssdc_pb(bio)->whole_block &&
+	return READ_ONCE(sc->mode) == SSDCACHE_MODE_WRITEBACK && pb->whole_block &&
 	       bio_op(bio) == REQ_OP_WRITE && !READ_ONCE(sc->degraded) &&
 	       may_copy_write_locked(sc, &sc->sets[set], 0);
 }
@@ -625,10 +624,9 @@ static bool may_take_fresh(struct ssdcache *sc, struct bio *bio, u32 set)
  * SSDC_ROUTE_WAIT_CLEAN), 0 if to the origin (*wait: after a commit).
  * *hit tells whether the first block was cached.
  */
-static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int max,
-			     bool *wait, bool *hit)
+static int route_block_write(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
+			     unsigned int max, bool *wait, bool *hit)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	u32 set = pb->set;
 	long slot = ssdc_lookup(sc, set, pb->oblock), fresh;
 	u64 v = slot >= 0 ? sc->slots[slot] : 0;
@@ -647,14 +645,14 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, unsigned int 
 		pb->nrewrite = rewrite_run(sc, set, slot, pb->oblock, max);
 		pb->nblocks = pb->nrewrite;
 		/* A log's tail block rewritten, the blocks after it new: one request. */
-		if (pb->nblocks < max && may_take_fresh(sc, bio, set)) {
+		if (pb->nblocks < max && may_take_fresh(sc, bio, pb, set)) {
 			pb->nblocks = fresh_run(sc, set, slot, pb->oblock, pb->nblocks, max);
 			if (pb->nblocks > pb->nrewrite)
 				ssdc_evict_ahead(sc, set);
 		}
 		return 1;
 	}
-	if (may_take_fresh(sc, bio, set)) {
+	if (may_take_fresh(sc, bio, pb, set)) {
 		fresh = ssdc_take_free_for(sc, set, pb->oblock, run_left(sc, pb->oblock, max));
 		if (fresh >= 0) {
 			if (slot >= 0)
@@ -722,10 +720,9 @@ static bool cut_to_first_block(struct ssdcache *sc, struct bio *bio)
  * from @oblock, not cut yet: as many of them as adjacent slots of one set
  * take go to the SSD as one request, else the first block goes alone.
  */
-static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock,
-			   unsigned int max)
+static int map_block_write(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
+			   u64 oblock, unsigned int max)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	u32 set = ssdc_set_of(sc, oblock);
 	unsigned long flags;
 	bool wait = false, hit;
@@ -736,7 +733,7 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock,
 	pb->set = set;
 	spin_lock_irqsave(&sc->sets[set].lock, flags);
 	set_writes_locked(&sc->sets[set], 1);
-	where = route_block_write(sc, bio, max, &wait, &hit);
+	where = route_block_write(sc, bio, pb, max, &wait, &hit);
 	if (!where) {
 		sc->sets[set].origin_inflight++;
 		pb->origin_held = 1;
@@ -765,7 +762,7 @@ static int map_block_write(struct ssdcache *sc, struct bio *bio, u64 oblock,
 	else
 		ssdc_count(sc, SSDC_C_WRITE_MISSES);
 	if (where > 0)
-		return cache_write(sc, bio);
+		return cache_write(sc, bio, pb);
 	if (wait)
 		ssdc_meta_defer(sc, bio);
 	else
@@ -811,9 +808,8 @@ static bool run_add_block(struct ssdcache *sc, u64 b, u32 set, bool first_in_set
  * them), each also copied to a slot in write-through mode. A block the
  * run cannot take starts the rest, which dm maps again.
  */
-static int map_run_write(struct ssdcache *sc, struct bio *bio, u64 first)
+static int map_run_write(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, u64 first)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	unsigned int max = min_t(u64, min_t(u64, bio_sectors(bio) >> sc->block_shift,
 					    SSDC_WRITE_RUN), sc->origin_blocks - first);
 	unsigned int n, hits = 0;
@@ -828,7 +824,7 @@ static int map_run_write(struct ssdcache *sc, struct bio *bio, u64 first)
 	}
 	if (!n) {
 		pb->whole_block = cut_to_first_block(sc, bio);
-		return map_block_write(sc, bio, first, 1);
+		return map_block_write(sc, bio, pb, first, 1);
 	}
 	pb->kind = SSDC_BIO_WRITE;
 	pb->oblock = first;
@@ -851,9 +847,9 @@ static int map_run_write(struct ssdcache *sc, struct bio *bio, u64 first)
  * origin whole. A write stops before the first dirty block; if that is
  * the first block, the bio is cut to it and written like any other.
  */
-static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 last)
+static int map_range_write(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
+			   u64 first, u64 last)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	bool discard = bio_op(bio) == REQ_OP_DISCARD;
 	u64 dirty_at = U64_MAX;
 	bool wait;
@@ -869,7 +865,7 @@ static int map_range_write(struct ssdcache *sc, struct bio *bio, u64 first, u64 
 		if (bio_op(bio) != REQ_OP_WRITE)
 			return DM_MAPIO_KILL;
 		pb->whole_block = cut_to_first_block(sc, bio);
-		return map_block_write(sc, bio, first, 1);
+		return map_block_write(sc, bio, pb, first, 1);
 	}
 	if (dirty_at != U64_MAX)
 		cut_before_block(sc, bio, dirty_at);
@@ -905,9 +901,9 @@ unsigned int ssdc_read_run_max(struct ssdcache *sc)
  * charges per request). Records each block's fill decision and its
  * set's wgen. Returns the number of blocks.
  */
-static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, u64 oblock)
+static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
+			     u64 oblock)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	unsigned int max = min_t(u64, bio_sectors(bio) >> sc->block_shift,
 				 ssdc_read_run_max(sc));
 	unsigned long flags;
@@ -969,9 +965,8 @@ static unsigned int hit_run(struct ssdcache *sc, struct bio *bio, u32 set, u64 s
  * the blocks after it that the slots after it hold (hit_run()), else
  * from the origin, with the uncached blocks after it (miss_run()).
  */
-static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
+static int map_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, u64 oblock)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	u32 set = ssdc_set_of(sc, oblock);
 	struct ssdc_set *st = &sc->sets[set];
 	sector_t off = bio->bi_iter.bi_sector & (sc->block_sectors - 1);
@@ -1021,7 +1016,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
 		pb->fills = 1;
 	spin_unlock_irqrestore(&st->lock, flags);
 	if (slot < 0 && whole)
-		n = miss_run(sc, bio, oblock);
+		n = miss_run(sc, bio, pb, oblock);
 	if (n > 1)
 		dm_accept_partial_bio(bio, n << sc->block_shift);
 	else
@@ -1040,12 +1035,13 @@ static int map_read(struct ssdcache *sc, struct bio *bio, u64 oblock)
  * A read that bypasses the cache goes to the origin, but never past a
  * dirty block: it stops before the first one, or is cut to it.
  */
-static int map_bypass_read(struct ssdcache *sc, struct bio *bio, u64 first, u64 last)
+static int map_bypass_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
+			   u64 first, u64 last)
 {
 	u64 d = atomic64_read(&sc->dirty) ? ssdc_first_dirty(sc, first, last) : U64_MAX;
 
 	if (d == first)
-		return map_read(sc, bio, first);
+		return map_read(sc, bio, pb, first);
 	if (d != U64_MAX)
 		cut_before_block(sc, bio, d);
 	ssdc_count(sc, SSDC_C_READ_MISSES);
@@ -1129,9 +1125,8 @@ static void note_foreground(struct ssdcache *sc)
  * counted again nor subject to the sequential cutoff, and never cut
  * (dm_accept_partial_bio() is for the map function only).
  */
-static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
+static int map_bio(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, bool requeued)
 {
-	struct ssdc_bio *pb = ssdc_pb(bio);
 	sector_t sector = bio->bi_iter.bi_sector, len = bio_sectors(bio);
 	u64 first, last, start = 0;
 	unsigned long since = requeued ? pb->wait_since : 0;
@@ -1166,7 +1161,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 		last = last_block(sc, sector, len);
 		if (first >= sc->origin_blocks)
 			goto origin;
-		return map_range_write(sc, bio, first, last);
+		return map_range_write(sc, bio, pb, first, last);
 	}
 
 	note_foreground(sc);
@@ -1186,27 +1181,27 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, bool requeued)
 	if (!requeued && ssdc_seq_bypass(sc, bio)) {
 		last = last_block(sc, sector, len);
 		if (bio_data_dir(bio) == READ)
-			return map_bypass_read(sc, bio, first, last);
-		return map_range_write(sc, bio, first, last);
+			return map_bypass_read(sc, bio, pb, first, last);
+		return map_range_write(sc, bio, pb, first, last);
 	}
 
 	/* A block (or a run of missed ones) at a time; dm maps the rest again. */
 	if (bio_data_dir(bio) == READ)
-		return map_read(sc, bio, first);
+		return map_read(sc, bio, pb, first);
 	if (!requeued && bio_op(bio) == REQ_OP_WRITE && !(sector & (sc->block_sectors - 1)) &&
 	    len >= 2 * sc->block_sectors) {
 		if (READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK)
-			return map_run_write(sc, bio, first);
+			return map_run_write(sc, bio, pb, first);
 		if (!wb_room(sc, first)) {
 			last = last_block(sc, sector, len);
-			return map_range_write(sc, bio, first, last);
+			return map_range_write(sc, bio, pb, first, last);
 		}
 		/* Whole blocks, cut where the slots end (map_block_write()). */
 		pb->whole_block = 1;
-		return map_block_write(sc, bio, first, wb_run_max(sc, first, len));
+		return map_block_write(sc, bio, pb, first, wb_run_max(sc, first, len));
 	}
 	pb->whole_block = cut_to_first_block(sc, bio);
-	return map_block_write(sc, bio, first, 1);
+	return map_block_write(sc, bio, pb, first, 1);
 origin:
 	remap_origin(sc, bio);
 	ssdc_count_bio(sc, false, bio);
@@ -1217,7 +1212,7 @@ int ssdc_map(struct dm_target *ti, struct bio *bio)
 {
 	if (bio_sectors(bio))
 		bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return map_bio(ti->private, bio, false);
+	return map_bio(ti->private, bio, ssdc_pb(bio), false);
 }
 
 /* Maps @bio again from the fill worker, a little later. */
@@ -1245,7 +1240,7 @@ static void requeue_fn(struct work_struct *work)
 	spin_unlock_irq(&sc->fill_lock);
 	blk_start_plug(&plug);
 	while ((bio = bio_list_pop(&todo))) {
-		switch (map_bio(sc, bio, true)) {
+		switch (map_bio(sc, bio, ssdc_pb(bio), true)) {
 		case DM_MAPIO_REMAPPED:
 			submit_bio_noacct(bio);
 			break;
