@@ -70,15 +70,6 @@ void ssdc_cache_free(struct ssdcache *sc)
 	sc->map_cur = NULL;
 }
 
-/*
- * The set of an origin block: a hash of its run (ssdcache_set_of()), so
- * that the runs spread over the sets and a run's blocks share one.
- */
-u32 ssdc_set_of(struct ssdcache *sc, u64 oblock)
-{
-	return ssdcache_set_of(oblock, sc->nr_sets, sc->set_shift);
-}
-
 /* A byte of @b in each byte of a word. */
 #define SSDC_BYTES(b)	(0x0101010101010101ULL * (u8)(b))
 
@@ -251,18 +242,6 @@ long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock, unsigned int w
 		}
 	}
 	return best;
-}
-
-/*
- * Records an access to @slot for the replacement policy: LRU stamps every
- * access, FIFO only the insertion. Caller holds the set lock.
- */
-void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert)
-{
-	struct ssdc_set *st = &sc->sets[set];
-
-	if (insert || READ_ONCE(sc->policy) == SSDC_POLICY_LRU)
-		sc->stamps[slot] = ++st->clock;
 }
 
 /*

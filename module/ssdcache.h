@@ -548,6 +548,25 @@ static inline sector_t ssdc_slot_sector(struct ssdcache *sc, u64 slot)
 	return sc->data_start + (slot << sc->block_shift);
 }
 
+/*
+ * The set of an origin block: a hash of its run (ssdcache_set_of()), so
+ * that the runs spread over the sets and a run's blocks share one.
+ */
+static inline u32 ssdc_set_of(struct ssdcache *sc, u64 oblock)
+{
+	return ssdcache_set_of(oblock, sc->nr_sets, sc->set_shift);
+}
+
+/*
+ * Records an access to @slot for the replacement policy: LRU stamps every
+ * access, FIFO only the insertion. Caller holds the set lock.
+ */
+static inline void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert)
+{
+	if (insert || READ_ONCE(sc->policy) == SSDC_POLICY_LRU)
+		sc->stamps[slot] = ++sc->sets[set].clock;
+}
+
 /* args.c */
 int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 		    struct ssdc_args *args);
@@ -569,12 +588,10 @@ int ssdc_rw_block(struct block_device *bdev, sector_t sector, void *buf,
 /* cache.c */
 int ssdc_cache_alloc(struct ssdcache *sc);
 void ssdc_cache_free(struct ssdcache *sc);
-u32 ssdc_set_of(struct ssdcache *sc, u64 oblock);
 long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
 long ssdc_take_free(struct ssdcache *sc, u32 set);
 long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock, unsigned int want);
 bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock);
-void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool insert);
 void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot);
 void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v);
 bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot);
