@@ -971,6 +971,8 @@ static int map_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, u
 	struct ssdc_set *st = &sc->sets[set];
 	sector_t off = bio->bi_iter.bi_sector & (sc->block_sectors - 1);
 	bool whole = !off && bio_sectors(bio) >= sc->block_sectors;
+	/* Whole, and more than one block: a run may follow the first. */
+	bool more = whole && bio_sectors(bio) > sc->block_sectors;
 	unsigned int n = 1;
 	unsigned long flags;
 	long slot;
@@ -988,7 +990,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, u
 	if (slot >= 0 && hit_ok(sc, v)) {
 		ssdc_slot_write(sc, slot, v + SSDC_SLOT_PIN);
 		ssdc_touch(sc, set, slot, false);
-		if (whole)
+		if (more)
 			n = hit_run(sc, bio, set, slot, oblock);
 		spin_unlock_irqrestore(&st->lock, flags);
 		if (n > 1 && ((sector_t)n << sc->block_shift) < bio_sectors(bio))
@@ -1015,7 +1017,7 @@ static int map_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, u
 	if (slot < 0 && whole && ssdc_may_fill_locked(sc, st))
 		pb->fills = 1;
 	spin_unlock_irqrestore(&st->lock, flags);
-	if (slot < 0 && whole)
+	if (slot < 0 && more)
 		n = miss_run(sc, bio, pb, oblock);
 	if (n > 1)
 		dm_accept_partial_bio(bio, n << sc->block_shift);
