@@ -25,6 +25,7 @@
 #define SSDC_EVICT_COMMIT_DELAY_MS	20
 #define SSDC_RELEASED_LOW		4	/* fewer released writes: commit */
 #define SSDC_SEQ_STREAMS		16
+#define SSDC_SEQ_HASH_BITS		6	/* buckets of streams by their end */
 #define SSDC_MAP_BATCH			SSDCACHE_COMMIT_MAX_BLOCKS /* metadata blocks per bio */
 #define SSDC_MAX_FILLS			1024	/* queued or writing */
 #define SSDC_READ_RUN			32	/* missed blocks per origin read, at most */
@@ -179,6 +180,8 @@ struct ssdc_sysfs;
 
 /* A detected sequential stream (seqcut.c). */
 struct ssdc_stream {
+	struct hlist_node hash;	/* in seq_hash, by next */
+	struct list_head lru;	/* in seq_lru, the most recently used first */
 	sector_t start;		/* where the stream's last bio started */
 	sector_t next;		/* where the stream's next bio would start */
 	u64 bytes;		/* length so far */
@@ -264,8 +267,10 @@ struct ssdcache {
 	u64 ra_recent[BIT(SSDC_READAHEAD_RECENT_BITS)]; /* by hash: chunk + 1 */
 
 	/* Sequential detection (seqcut.c). */
-	spinlock_t seq_lock;		/* protects streams */
+	spinlock_t seq_lock;		/* protects streams, seq_hash, seq_lru */
 	struct ssdc_stream streams[SSDC_SEQ_STREAMS];
+	struct hlist_head seq_hash[BIT(SSDC_SEQ_HASH_BITS)];
+	struct list_head seq_lru;
 
 	/* Writeback (writeback.c). */
 	struct workqueue_struct *wb_wq;
@@ -714,7 +719,16 @@ int ssdc_set_tunable(struct ssdcache *sc, const char *key, const char *val);
 unsigned int ssdc_ram_per_block(struct ssdcache *sc);
 
 /* seqcut.c */
-bool ssdc_seq_bypass(struct ssdcache *sc, struct bio *bio);
+void ssdc_seq_init(struct ssdcache *sc);
+bool ssdc_seq_track(struct ssdcache *sc, struct bio *bio, u64 cutoff);
+
+/* Does @bio continue a stream past sequential_cutoff (0: never)? */
+static inline bool ssdc_seq_bypass(struct ssdcache *sc, struct bio *bio)
+{
+	u64 cutoff = READ_ONCE(sc->seq_cutoff);
+
+	return cutoff && ssdc_seq_track(sc, bio, cutoff);
+}
 
 #ifdef SSDCACHE_SELFTEST
 int ssdcache_selftest_message(struct ssdcache *sc, unsigned int argc,

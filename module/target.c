@@ -107,7 +107,7 @@ static int ssdcache_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	sc->mode = args.mode;
 	sc->policy = args.policy;
 	sc->seq_cutoff = args.seq_cutoff;
-	spin_lock_init(&sc->seq_lock);
+	ssdc_seq_init(sc);
 	ssdc_health_init(sc);
 	sc->stats = alloc_percpu(struct ssdc_stats);
 	if (!sc->stats) {

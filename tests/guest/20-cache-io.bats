@@ -224,6 +224,29 @@ cutoff_case() {
 	cutoff_case 256k 32 24 320
 }
 
+@test "io: interleaved sequential streams each reach the cutoff; random reads amid them do not" {
+	# Twelve readers at once, 2 MiB each in 64 KiB bios from a region of
+	# their own, with a 256 KiB cutoff: every stream is found again under
+	# its end however its bios interleave with the others', so bios 5 to
+	# 32 of each bypass (one late start may lose a bio or two).
+	local i pids=()
+	dm=$(ssdc_create io "$origin" "$cache" writethrough format sequential_cutoff 262144)
+	for i in $(seq 0 11); do
+		dd if="$dm" of=/dev/null bs=64k skip=$((i * 64)) count=32 iflag=direct status=none &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	n=$(ssdc_stat io bypassed_reads)
+	[ "$n" -ge $((12 * 26)) ] || fail "$n of the streams' 384 reads bypassed, want 312 or more"
+	[ "$n" -le $((12 * 28)) ] || fail "$n reads bypassed, more than the 336 past the cutoff"
+	# Random 4 KiB reads past where the streams ended take their places
+	# and extend none.
+	dmsetup message io 0 reset_stats
+	fio --name=r --filename="$dm" --direct=1 --rw=randread --bs=4k --offset=48M \
+		--size=16M --number_ios=2000 --randrepeat=1 --output=/dev/null
+	assert_eq 0 "$(ssdc_stat io bypassed_reads)" "random reads bypassed"
+}
+
 # held_write SIZE SEEK "SKIP COUNT"...: a write-through cache on an
 # origin whose writes dm-delay holds for 5 s; one bypassed write of SIZE
 # at SEEK (in SIZE units) and, while it is in flight, the 4 KiB reads of
