@@ -472,3 +472,32 @@ PY
 	[ "${lines[1]}" = "(7, 'function: delayed_work_timer_fn')" ]
 	[ "${lines[2]}" = "(3, 'stacktrace: __schedule schedule io_schedule')" ]
 }
+
+@test "tbreport: a window's instructions per I/O by function, module and all, side by side" {
+	local d=$BATS_TEST_TMPDIR/tb
+	mkdir -p "$d"
+	# Two windows after "start": dm-linear's (4 I/Os), build a's (2 I/Os).
+	echo '[["start", 0], ["linear-hit-0", 4], ["a-wt-hit-0", 2]]' >"$d/windows.json"
+	printf '%s\n' 'ffffffff81000000 T linear_map	[dm_mod]' \
+		'ffffffff81000100 T _raw_spin_lock' 'ffffffff81000200 T other' >"$d/kallsyms-linear"
+	printf '%s\n' 'ffffffff81000000 T linear_map	[dm_mod]' \
+		'ffffffffc0000000 t map_read	[dm_ssdcache]' 'ffffffffc0000100 t find_slot	[dm_ssdcache]' \
+		'ffffffffc0000200 T other2' >"$d/kallsyms-a"
+	: >"$d/snap.0"
+	# block start, instructions in it, executions
+	printf '%s\n' 'ffffffff81000000 10 4' 'ffffffff81000104 3 8' '400000 100 4' >"$d/snap.1"
+	printf '%s\n' 'ffffffffc0000000 20 2' 'ffffffffc0000010 5 4' 'ffffffffc0000100 7 2' \
+		'400000 100 2' >"$d/snap.2"
+	run "$TOP/bench/tbreport.py" "$d" linear-hit-0 a-wt-hit-0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"            10.0              0.0    -10.0  linear_map [dm_mod]"* ]]
+	[[ "$output" == *"             6.0              0.0     -6.0  _raw_spin_lock"* ]]
+	# map_read: (20*2 + 5*4) / 2 I/Os; find_slot 7*2 / 2.
+	[[ "$output" == *"             0.0             30.0    +30.0  map_read [dm_ssdcache]"* ]]
+	[[ "$output" == *"             0.0              7.0     +7.0  find_slot [dm_ssdcache]"* ]]
+	[[ "$output" == *"             0.0             37.0    +37.0  = module"* ]]
+	# all: linear 10 + 6 + 100 user; a 37 + 100 user.
+	[[ "$output" == *"           116.0            137.0    +21.0  = all"* ]]
+	[[ "$output" == *"               4                2           I/Os"* ]]
+}

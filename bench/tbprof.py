@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Guest side of bench/tbprof.sh: workloads 1 and 2 (4 KiB random reads of
+a cached set, 4 KiB random writes, the latter twice: blocks new to the
+cache, then the same blocks rewritten) on dm-linear and on each build of
+the module, each between two calls of the marker (the obsolete sysfs(2)
+system call), so that the tbprof plugin counts the guest instructions of
+that workload alone. Fast disks: nothing waits on a timer.
+
+  bench/tbprof.sh -k KVER -o DIR -- env VARIANTS="a=/tmp/a.ko b=/tmp/b.ko" \\
+      /usr/bin/python3 bench/tbprof.py DIR
+
+MODES ("wt wb") picks the cache modes; DEFAULT=1 measures with the
+cache's default sequential_cutoff (4 MiB) instead of make bench's random
+mode (no cutoff), after a warm-up without it.
+Each fio run covers its set once in random order (fio's random map), so
+every block is read or written exactly once: a window's I/Os are its
+set's blocks. Writes DIR/windows.json ([label, I/Os] in marker order,
+"start" first: what ran before the first workload) and DIR/kallsyms-<build>
+(the guest's symbols with that build loaded); bench/tbreport.py reads
+them with the plugin's snapshots.
+"""
+import ctypes
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest as g  # noqa: E402  (reads its results directory from argv[1])
+
+OUT = sys.argv[1]
+VARIANTS = [v.split("=", 1) for v in os.environ["VARIANTS"].split()]
+MODES = os.environ.get("MODES", "wt wb").split()
+SYS_SYSFS = 139  # x86-64; the marker the plugin watches: __x64_sys_sysfs
+libc = ctypes.CDLL(None, use_errno=True)
+windows = []
+
+
+def mark(label, ios):
+    windows.append((label, ios))
+    libc.syscall(SYS_SYSFS, 3)
+
+
+def window(dev, label, rw, region):
+    """One pass of RW over REGION in 4 KiB I/Os, queue depth 16."""
+    off, size = region
+    if os.path.lexists(g.FIO_DEV):
+        os.unlink(g.FIO_DEV)
+    os.symlink(os.path.realpath(dev), g.FIO_DEV)
+    cmd = ["fio", "--name=w", f"--filename={g.FIO_DEV}", "--direct=1",
+           "--ioengine=libaio", f"--offset={off}M", f"--size={size}M",
+           "--randrepeat=1", f"--rw={rw}", "--bs=4k", "--iodepth=16",
+           "--output-format=json"]
+    mark(f"before-{label}", 0)
+    res = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    job = res["jobs"][0]
+    mark(label, job["read"]["total_ios"] + job["write"]["total_ios"])
+
+
+def load(ko):
+    if "dm_ssdcache " in open("/proc/modules").read():
+        subprocess.run(["rmmod", "dm_ssdcache"], check=True)
+    if ko:
+        subprocess.run(["insmod", ko], check=True)
+
+
+def one_build(devs, name, rnd):
+    for mode in MODES:
+        s = g.Ssdcache(devs, "writeback" if mode == "wb" else "writethrough")
+        s.create()
+        s.random_mode()
+        g.fio(s.dev, "warm_w", g.HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
+        g.fio(s.dev, "warm_r", g.HIT_SET, ["--rw=read", "--bs=128k", "--iodepth=4"])
+        if mode == "wb":
+            s.settle_writeback()
+        if os.environ.get("DEFAULT") == "1":
+            s.default_mode()
+        window(s.dev, f"{name}-{mode}-hit-{rnd}", "randread", g.HIT_SET)
+        if mode == "wb":
+            window(s.dev, f"{name}-{mode}-write-{rnd}", "randwrite", g.WRITE_SET)
+            window(s.dev, f"{name}-{mode}-rewrite-{rnd}", "randwrite", g.WRITE_SET)
+        s.destroy()
+    with open(f"{OUT}/kallsyms-{name}", "w") as f:
+        f.write(open("/proc/kallsyms").read())
+
+
+def main():
+    for m in ("null_blk nr_devices=0", "dm_mod", "libcrc32c"):
+        g.run(["modprobe"] + m.split())
+    g.udev_nowatch()
+    g.settle()
+    devs = {key: g.nullb_create(f"bench_{key}", mb, "fast")
+            for key, mb in (("hdd", 1024), ("ssd", 144), ("ssdbig", 1024))}
+    mark("start", 0)
+    for rnd in range(int(os.environ.get("ROUNDS", "1"))):
+        lin = g.LinearSsd(devs)
+        lin.create()
+        window(lin.dev, f"linear-hit-{rnd}", "randread", g.HIT_SET)
+        window(lin.dev, f"linear-write-{rnd}", "randwrite", g.WRITE_SET)
+        window(lin.dev, f"linear-rewrite-{rnd}", "randwrite", g.WRITE_SET)
+        lin.destroy()
+        for name, ko in (VARIANTS if rnd % 2 == 0 else VARIANTS[::-1]):
+            load(ko)
+            one_build(devs, name, rnd)
+    with open(f"{OUT}/kallsyms-linear", "w") as f:
+        f.write(open("/proc/kallsyms").read())
+    with open(f"{OUT}/windows.json", "w") as f:
+        json.dump(windows, f)
+    load(None)
+    for key in devs:
+        g.nullb_remove(f"bench_{key}")
+
+
+if __name__ == "__main__":
+    main()
