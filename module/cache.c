@@ -43,8 +43,12 @@ int ssdc_cache_alloc(struct ssdcache *sc)
 		ssdc_cache_free(sc);
 		return -ENOMEM;
 	}
-	for (i = 0; i < sc->nr_sets; i++)
+	/* Every slot word is 0: FREE. */
+	for (i = 0; i < sc->nr_sets; i++) {
 		spin_lock_init(&sc->sets[i].lock);
+		sc->sets[i].free = GENMASK_ULL(SSDCACHE_ASSOC - 1, 0);
+		sc->sets[i].open = SSDCACHE_ASSOC;
+	}
 	atomic64_set(&sc->used, 0);
 	atomic64_set(&sc->dirty, 0);
 	return 0;
@@ -162,21 +166,50 @@ bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
 	return find_slot(sc, set, oblock, SSDC_FIND_EVICTING) >= 0;
 }
 
+static bool slot_open(u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_FREE || ssdc_slot_state(v) == SSDC_SLOT_EVICTING;
+}
+
+/*
+ * @slot's word went from @old to @v, another oblock or state: its tag and
+ * its set's free bits and open count follow (ssdc_slot_write()). Caller
+ * holds the set lock.
+ */
+void ssdc_slot_moved(struct ssdcache *sc, u64 slot, u64 old, u64 v)
+{
+	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
+	u64 bit = BIT_ULL(slot % SSDCACHE_ASSOC);
+
+	sc->tags[slot] = ssdc_tag_of(ssdc_slot_oblock(v));
+	if (ssdc_slot_state(v) == SSDC_SLOT_FREE)
+		st->free |= bit;
+	else
+		st->free &= ~bit;
+	st->open += (int)slot_open(v) - (int)slot_open(old);
+}
+
+/*
+ * Whether @slot is FREE, by its set's free bits. A slot they call FREE
+ * that is not would be handed out while it holds a block: that would be
+ * a bug here, and it warns, and the slot is not taken.
+ */
 static bool slot_free(struct ssdcache *sc, u64 slot)
 {
-	return ssdc_slot_state(sc->slots[slot]) == SSDC_SLOT_FREE;
+	if (!(sc->sets[ssdc_slot_set(slot)].free & BIT_ULL(slot % SSDCACHE_ASSOC)))
+		return false;
+	return !WARN_ON_ONCE(ssdc_slot_state(sc->slots[slot]) != SSDC_SLOT_FREE);
 }
 
 /* Takes a FREE slot of @set, or returns -1. Caller holds the set lock. */
 long ssdc_take_free(struct ssdcache *sc, u32 set)
 {
-	u64 first = (u64)set * SSDCACHE_ASSOC, s;
+	u64 free = sc->sets[set].free, s;
 
-	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-		if (slot_free(sc, s))
-			return s;
-	}
-	return -1;
+	if (!free)
+		return -1;
+	s = (u64)set * SSDCACHE_ASSOC + __ffs64(free);
+	return slot_free(sc, s) ? (long)s : -1;
 }
 
 /*
@@ -188,6 +221,8 @@ static long free_neighbour(struct ssdcache *sc, u32 set, u64 oblock)
 	u64 first = (u64)set * SSDCACHE_ASSOC, mask = BIT_ULL(sc->set_shift) - 1;
 	long s;
 
+	if (!sc->sets[set].free)
+		return -1;
 	if (oblock & mask) {
 		s = ssdc_lookup(sc, set, oblock - 1);
 		if (s >= 0 && (u64)s + 1 < first + SSDCACHE_ASSOC && slot_free(sc, s + 1))
@@ -207,11 +242,14 @@ static long free_neighbour(struct ssdcache *sc, u32 set, u64 oblock)
  */
 static unsigned int free_run(struct ssdcache *sc, u32 set, u64 slot, unsigned int max)
 {
-	u64 end = (u64)(set + 1) * SSDCACHE_ASSOC;
-	unsigned int n = 0;
+	/* Bits past the set's last slot are 0: a run ends there. */
+	u64 ones = ~(sc->sets[set].free >> (slot % SSDCACHE_ASSOC));
+	unsigned int n = min_t(unsigned int, __ffs64(ones), max), i;
 
-	while (n < max && slot + n < end && slot_free(sc, slot + n))
-		n++;
+	for (i = 0; i < n; i++) {
+		if (!slot_free(sc, slot + i))
+			return i;
+	}
 	return n;
 }
 
@@ -230,16 +268,21 @@ static unsigned int free_run(struct ssdcache *sc, u32 set, u64 slot, unsigned in
  */
 long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock, unsigned int want)
 {
-	u64 first = (u64)set * SSDCACHE_ASSOC, s;
+	u64 first = (u64)set * SSDCACHE_ASSOC, free = sc->sets[set].free, rest;
 	long best = free_neighbour(sc, set, oblock);
-	unsigned int best_n = best >= 0 ? free_run(sc, set, best, want) : 0, n;
+	unsigned int best_n = best >= 0 ? free_run(sc, set, best, want) : 0, n, i = 0;
 
-	for (s = first; best_n < want && s < first + SSDCACHE_ASSOC; s += max(n, 1U)) {
-		n = free_run(sc, set, s, want);
+	/* Each row of FREE slots in turn, from its first. */
+	while (best_n < want && (rest = free >> i)) {
+		i += __ffs64(rest);
+		n = free_run(sc, set, first + i, want);
 		if (n > best_n) {
-			best = s;
+			best = first + i;
 			best_n = n;
 		}
+		i += max(n, 1U);
+		if (i >= SSDCACHE_ASSOC)
+			break;
 	}
 	return best;
 }
@@ -437,15 +480,8 @@ void ssdc_evict_for_next(struct ssdcache *sc, u32 set)
  */
 void ssdc_evict_ahead(struct ssdcache *sc, u32 set)
 {
-	u64 first = (u64)set * SSDCACHE_ASSOC, s;
-
-	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-		enum ssdc_slot_state state = ssdc_slot_state(sc->slots[s]);
-
-		if (state == SSDC_SLOT_FREE || state == SSDC_SLOT_EVICTING)
-			return;
-	}
-	ssdc_evict_for_next(sc, set);
+	if (!sc->sets[set].open)
+		ssdc_evict_for_next(sc, set);
 }
 
 /*

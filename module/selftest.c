@@ -62,9 +62,44 @@ static u64 compare_page(struct ssdcache *sc, u64 pg, u64 *reported)
 }
 
 /*
+ * Compares each set's free bits and open count with its slot words;
+ * returns the number of sets where they differ.
+ */
+static u64 compare_sets(struct ssdcache *sc, u64 *reported)
+{
+	unsigned long flags;
+	u64 bad = 0;
+	u32 set;
+
+	for (set = 0; set < sc->nr_sets; set++) {
+		struct ssdc_set *st = &sc->sets[set];
+		u64 free = 0, s, first = (u64)set * SSDCACHE_ASSOC;
+		unsigned int open = 0;
+
+		spin_lock_irqsave(&st->lock, flags);
+		for (s = first; s < first + SSDCACHE_ASSOC; s++) {
+			enum ssdc_slot_state state = ssdc_slot_state(sc->slots[s]);
+
+			if (state == SSDC_SLOT_FREE)
+				free |= BIT_ULL(s - first);
+			open += state == SSDC_SLOT_FREE || state == SSDC_SLOT_EVICTING;
+		}
+		if (free != st->free || open != st->open) {
+			bad++;
+			if ((*reported)++ < VERIFY_REPORT)
+				DMERR("%s: verify_map: set %u: free bits %llx, open %u; slots say %llx, %u",
+				      ssdcache_name(sc), set, st->free, st->open, free, open);
+		}
+		spin_unlock_irqrestore(&st->lock, flags);
+	}
+	return bad;
+}
+
+/*
  * "selftest_verify_map": checkpoints, then checks that the block map a
  * load would read from the SSD says what RAM says for every slot with no
- * change under way. Fails with -EUCLEAN on any mismatch, which the kernel
+ * change under way, and that every set's free bits and open count agree
+ * with its slots. Fails with -EUCLEAN on any mismatch, which the kernel
  * log details. Works with I/O running; quietest when suspended.
  */
 static int compare_map(struct ssdcache *sc)
@@ -83,6 +118,7 @@ static int compare_map(struct ssdcache *sc)
 	for (pg = 0; !r && pg < sc->map_pages; pg++)
 		bad += compare_page(sc, pg, &reported);
 	mutex_unlock(&sc->commit_lock);
+	bad += compare_sets(sc, &reported);
 	if (r) {
 		DMERR("%s: verify_map: checkpoint failed (%d)", ssdcache_name(sc), r);
 		return r;

@@ -124,10 +124,15 @@ struct ssdc_set {
 	spinlock_t lock;	/* protects this set's slots, stamps and fields */
 	u16 clock;		/* policy clock: ticks on every access */
 	bool was_full;		/* it evicted: no readahead fills for it */
+	u8 open;		/* slots FREE or EVICTING (on their way to FREE) */
 	u32 writes_inflight;	/* writes to this set's origin blocks */
 	u32 origin_inflight;	/* those of them that go to the origin */
 	u32 wgen;		/* bumped when such a write starts or ends */
+	u64 free;		/* bit i: the set's slot i is FREE */
 };
+
+/* A set's slots are bits of a u64 (ssdc_set.free); open counts them. */
+static_assert(SSDCACHE_ASSOC <= 64 && SSDCACHE_ASSOC <= U8_MAX);
 
 /*
  * Counters, per CPU; summed when read (stats.c). Reads and writes are not
@@ -506,15 +511,21 @@ static inline u8 ssdc_tag_of(u64 oblock)
 	return (oblock * 0xc2b2ae3d27d4eb4fULL) >> 56;
 }
 
+void ssdc_slot_moved(struct ssdcache *sc, u64 slot, u64 old, u64 v);
+
 /*
- * Sets @slot's word to @v and its tag to match. Every change of a slot
- * word goes through here, so that a tag always matches its slot's oblock.
- * Caller holds the set lock.
+ * Sets @slot's word to @v. Every change of a slot word goes through here,
+ * so that its tag always matches its oblock and its set's free bits and
+ * open count its state (ssdc_slot_moved(), when either changes: not for
+ * a pin or a flag). Caller holds the set lock.
  */
 static inline void ssdc_slot_write(struct ssdcache *sc, u64 slot, u64 v)
 {
+	u64 old = sc->slots[slot];
+
 	sc->slots[slot] = v;
-	sc->tags[slot] = ssdc_tag_of(ssdc_slot_oblock(v));
+	if ((old ^ v) & (SSDC_SLOT_STATE_MASK | SSDCACHE_MAP_OBLOCK_MASK))
+		ssdc_slot_moved(sc, slot, old, v);
 }
 
 static inline u32 ssdc_slot_set(u64 slot)
