@@ -87,7 +87,7 @@ static u64 compare_sets(struct ssdcache *sc, u64 *reported)
 		if (free != st->free || open != st->open) {
 			bad++;
 			if ((*reported)++ < VERIFY_REPORT)
-				DMERR("%s: verify_map: set %u: free bits %llx, open %u; slots say %llx, %u",
+				DMERR("%s: verify_map: set %u: free %llx open %u, slots: %llx %u",
 				      ssdcache_name(sc), set, st->free, st->open, free, open);
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
