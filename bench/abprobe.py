@@ -19,7 +19,6 @@ IOPS] pairs.
 """
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -38,13 +37,6 @@ def measure(dev, label, rw, region):
     d = r["read" if "read" in rw else "write"]
     g.log(f"{label}: {d['iops']:.0f} IOPS lat {d['lat_mean_us']:.0f}us")
     results.append((label, d["iops"]))
-
-
-def load(ko):
-    if "dm_ssdcache" in open("/proc/modules").read():
-        subprocess.run(["rmmod", "dm_ssdcache"], check=True)
-    if ko:
-        subprocess.run(["insmod", ko], check=True)
 
 
 def write_back_all(s):
@@ -82,14 +74,12 @@ def main():
         measure(lin.dev, f"linear-hit-{rnd}", "randread", g.HIT_SET)
         measure(lin.dev, f"linear-write-{rnd}", "randwrite", g.WRITE_SET)
         lin.destroy()
-        for name, ko in (VARIANTS if rnd % 2 == 0 else VARIANTS[::-1]):
-            load(ko)
+        for name in g.builds_in_turn(VARIANTS, rnd):
             one_build(devs, name, rnd)
     with open(f"{OUT}/probe.json", "w") as f:
         json.dump(results, f)
-    load(None)
-    for key in devs:
-        g.nullb_remove(f"bench_{key}")
+    g.load_build(None)
+    g.remove_devices(devs)
 
 
 if __name__ == "__main__":

@@ -228,6 +228,24 @@ def load_modules():
     settle()
 
 
+def load_build(ko):
+    """For a probe of builds side by side: dm-ssdcache unloaded, then the
+    build KO loaded (none if KO is None)."""
+    if "dm_ssdcache " in get("/proc/modules"):
+        run(["rmmod", "dm_ssdcache"])
+    if ko:
+        run(["insmod", ko])
+
+
+def builds_in_turn(variants, rnd):
+    """Each (name, .ko) of VARIANTS loaded in turn (load_build()), the
+    order reversed every other round RND, so that a drift in the run hits
+    them alike: yields each name once its build is loaded."""
+    for name, ko in (variants if rnd % 2 == 0 else variants[::-1]):
+        load_build(ko)
+        yield name
+
+
 def remove_devices(devs):
     for key in devs:
         nullb_remove(f"bench_{key}")

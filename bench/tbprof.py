@@ -23,7 +23,6 @@ them with the plugin's snapshots.
 import ctypes
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,16 +52,9 @@ def window(dev, label, rw, region):
            "--randrepeat=1", f"--rw={rw}", "--bs=4k", "--iodepth=16",
            "--output-format=json"]
     mark(f"before-{label}", 0)
-    res = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    res = json.loads(g.run(cmd))
     job = res["jobs"][0]
     mark(label, job["read"]["total_ios"] + job["write"]["total_ios"])
-
-
-def load(ko):
-    if "dm_ssdcache " in open("/proc/modules").read():
-        subprocess.run(["rmmod", "dm_ssdcache"], check=True)
-    if ko:
-        subprocess.run(["insmod", ko], check=True)
 
 
 def one_build(devs, name, rnd):
@@ -100,16 +92,14 @@ def main():
         window(lin.dev, f"linear-write-{rnd}", "randwrite", g.WRITE_SET)
         window(lin.dev, f"linear-rewrite-{rnd}", "randwrite", g.WRITE_SET)
         lin.destroy()
-        for name, ko in (VARIANTS if rnd % 2 == 0 else VARIANTS[::-1]):
-            load(ko)
+        for name in g.builds_in_turn(VARIANTS, rnd):
             one_build(devs, name, rnd)
     with open(f"{OUT}/kallsyms-linear", "w") as f:
         f.write(open("/proc/kallsyms").read())
     with open(f"{OUT}/windows.json", "w") as f:
         json.dump(windows, f)
-    load(None)
-    for key in devs:
-        g.nullb_remove(f"bench_{key}")
+    g.load_build(None)
+    g.remove_devices(devs)
 
 
 if __name__ == "__main__":
