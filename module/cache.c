@@ -168,11 +168,6 @@ bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
 	return find_slot(sc, set, oblock, SSDC_FIND_EVICTING) >= 0;
 }
 
-static bool slot_open(u64 v)
-{
-	return ssdc_slot_state(v) == SSDC_SLOT_FREE || ssdc_slot_state(v) == SSDC_SLOT_EVICTING;
-}
-
 /*
  * @slot's word went from @old to @v, another oblock or state: its tag and
  * its set's free bits and open count follow (ssdc_slot_write()). Caller
@@ -188,7 +183,7 @@ void ssdc_slot_moved(struct ssdcache *sc, u64 slot, u64 old, u64 v)
 		st->free |= bit;
 	else
 		st->free &= ~bit;
-	st->open += (int)slot_open(v) - (int)slot_open(old);
+	st->open += (int)ssdc_slot_open(v) - (int)ssdc_slot_open(old);
 }
 
 /*

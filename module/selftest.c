@@ -78,11 +78,11 @@ static u64 compare_sets(struct ssdcache *sc, u64 *reported)
 
 		spin_lock_irqsave(&st->lock, flags);
 		for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-			enum ssdc_slot_state state = ssdc_slot_state(sc->slots[s]);
+			u64 v = sc->slots[s];
 
-			if (state == SSDC_SLOT_FREE)
+			if (ssdc_slot_state(v) == SSDC_SLOT_FREE)
 				free |= BIT_ULL(s - first);
-			open += state == SSDC_SLOT_FREE || state == SSDC_SLOT_EVICTING;
+			open += ssdc_slot_open(v);
 		}
 		if (free != st->free || open != st->open) {
 			bad++;

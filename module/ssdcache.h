@@ -511,6 +511,12 @@ static inline u8 ssdc_tag_of(u64 oblock)
 	return (oblock * 0xc2b2ae3d27d4eb4fULL) >> 56;
 }
 
+/* Is slot word @v FREE, or on its way there (EVICTING)? ssdc_set.open counts them. */
+static inline bool ssdc_slot_open(u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_FREE || ssdc_slot_state(v) == SSDC_SLOT_EVICTING;
+}
+
 void ssdc_slot_moved(struct ssdcache *sc, u64 slot, u64 old, u64 v);
 
 /*
