@@ -30,6 +30,7 @@ Environment:
                   pgbench's cache device, prewarm and rounds
 """
 
+import ctypes
 import json
 import os
 import re
@@ -235,6 +236,33 @@ def load_build(ko):
         run(["rmmod", "dm_ssdcache"])
     if ko:
         run(["insmod", ko])
+
+
+# ---- the tbprof plugin's marker (bench/tbprof.sh) --------------------
+
+# x86-64's obsolete sysfs(2): the plugin watches __x64_sys_sysfs, and
+# each call of it ends a window of counted instructions.
+SYS_SYSFS = 139
+TB_WINDOWS = []
+
+
+def tb_mark(label, n):
+    """Ends the window before this call, naming it LABEL, of N I/Os or
+    transactions (what bench/tbreport.py divides by)."""
+    TB_WINDOWS.append((label, n))
+    ctypes.CDLL(None, use_errno=True).syscall(SYS_SYSFS, 3)
+
+
+def tb_symbols(out, name):
+    """The guest's symbols as they are now, for the windows whose labels
+    start with NAME and a dash."""
+    with open(f"{out}/kallsyms-{name}", "w") as f:
+        f.write(get("/proc/kallsyms"))
+
+
+def tb_save(out):
+    with open(f"{out}/windows.json", "w") as f:
+        json.dump(TB_WINDOWS, f)
 
 
 def builds_in_turn(variants, rnd):

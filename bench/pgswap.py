@@ -22,6 +22,11 @@ system's TPS over the second's), their median and geometric mean, and
 how many pairs the first system won. A system named twice, and two
 that share device-mapper names (the ssdcache ones), are refused before
 anything is set up.
+
+Under the tbprof plugin, guest instructions per transaction by function:
+  bench/tbprof.sh -k KVER -o DIR -m 8G -- env TBMARK=1 PAIR="ssdcache_wb dm_writecache" \
+      PAIRS=1 /usr/bin/python3 bench/pgswap.py DIR
+  bench/tbreport.py --all 40 DIR ssdcache_wb-0 dm_writecache-0
 """
 import json
 import math
@@ -42,6 +47,13 @@ PAIRS = int(os.environ.get("PAIRS", "8"))
 # dm-writecache until it is under its high watermark), so that no turn
 # inherits the write-back debt of the turns before it.
 SETTLE = os.environ.get("SETTLE", "0") == "1"
+# TBMARK=1, under bench/tbprof.sh: each measured run between two calls of
+# the plugin's marker, labelled "<system>-<turn>" with its transactions
+# (DIR/windows.json, DIR/kallsyms-<system>), so that bench/tbreport.py
+# gives guest instructions per transaction by function, on the timed
+# disk models: with the work a cache does per second (commits,
+# writeback, timers) at the rate pgbench really runs.
+TBMARK = os.environ.get("TBMARK", "0") == "1"
 
 
 def check_pair(pair):
@@ -112,7 +124,12 @@ def turn(s):
         try:
             g.pgbench_run(g.SECS)
             before = g.read_settled(s)
+            if TBMARK:
+                g.tb_mark(f"before-{s.name}-{s.turns}", 0)
             r = g.measured_txn(s, lambda: g.pgbench_run(2 * g.SECS))
+            if TBMARK:
+                g.tb_mark(f"{s.name}-{s.turns}", r["transactions"])
+            s.turns += 1
             r["hit_ratio"] = g.hit_ratio(before, g.read_settled(s))
         finally:
             g.pg_stop()
@@ -156,6 +173,7 @@ def main():
     systems = {}
     for tag, name in (("a", a), ("b", b)):
         systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
+        systems[name].turns = 0
     out = {"kernel": os.uname().release, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
            "settle": SETTLE, "db_mb": used, "runs": []}
     try:
@@ -172,7 +190,11 @@ def main():
     finally:
         for s in systems.values():
             suspend(s, False, check=False)
+            if TBMARK:
+                g.tb_symbols(OUT, s.name)
             s.destroy()
+        if TBMARK:
+            g.tb_save(OUT)
     g.log(f"{a} / {b}: ratios {out.get('ratios')}, median {out.get('median_ratio')}, "
           f"geometric mean {out.get('geomean_ratio')}, {a} won {out.get('first_won')} "
           f"of {len(out.get('ratios', []))}")

@@ -20,7 +20,6 @@ set's blocks. Writes DIR/windows.json ([label, I/Os] in marker order,
 (the guest's symbols with that build loaded); bench/tbreport.py reads
 them with the plugin's snapshots.
 """
-import ctypes
 import json
 import os
 import sys
@@ -31,16 +30,6 @@ import guest as g  # noqa: E402  (reads its results directory from argv[1])
 OUT = sys.argv[1]
 VARIANTS = [v.split("=", 1) for v in os.environ["VARIANTS"].split()]
 MODES = os.environ.get("MODES", "wt wb").split()
-SYS_SYSFS = 139  # x86-64; the marker the plugin watches: __x64_sys_sysfs
-libc = ctypes.CDLL(None, use_errno=True)
-windows = []
-
-
-def mark(label, ios):
-    windows.append((label, ios))
-    libc.syscall(SYS_SYSFS, 3)
-
-
 def window(dev, label, rw, region):
     """One pass of RW over REGION in 4 KiB I/Os, queue depth 16."""
     off, size = region
@@ -51,10 +40,10 @@ def window(dev, label, rw, region):
            "--ioengine=libaio", f"--offset={off}M", f"--size={size}M",
            "--randrepeat=1", f"--rw={rw}", "--bs=4k", "--iodepth=16",
            "--output-format=json"]
-    mark(f"before-{label}", 0)
+    g.tb_mark(f"before-{label}", 0)
     res = json.loads(g.run(cmd))
     job = res["jobs"][0]
-    mark(label, job["read"]["total_ios"] + job["write"]["total_ios"])
+    g.tb_mark(label, job["read"]["total_ios"] + job["write"]["total_ios"])
 
 
 def one_build(devs, name, rnd):
@@ -73,8 +62,7 @@ def one_build(devs, name, rnd):
             window(s.dev, f"{name}-{mode}-write-{rnd}", "randwrite", g.WRITE_SET)
             window(s.dev, f"{name}-{mode}-rewrite-{rnd}", "randwrite", g.WRITE_SET)
         s.destroy()
-    with open(f"{OUT}/kallsyms-{name}", "w") as f:
-        f.write(open("/proc/kallsyms").read())
+    g.tb_symbols(OUT, name)
 
 
 def main():
@@ -84,7 +72,7 @@ def main():
     g.settle()
     devs = {key: g.nullb_create(f"bench_{key}", mb, "fast")
             for key, mb in (("hdd", 1024), ("ssd", 144), ("ssdbig", 1024))}
-    mark("start", 0)
+    g.tb_mark("start", 0)
     for rnd in range(int(os.environ.get("ROUNDS", "1"))):
         lin = g.LinearSsd(devs)
         lin.create()
@@ -94,10 +82,8 @@ def main():
         lin.destroy()
         for name in g.builds_in_turn(VARIANTS, rnd):
             one_build(devs, name, rnd)
-    with open(f"{OUT}/kallsyms-linear", "w") as f:
-        f.write(open("/proc/kallsyms").read())
-    with open(f"{OUT}/windows.json", "w") as f:
-        json.dump(windows, f)
+    g.tb_symbols(OUT, "linear")
+    g.tb_save(OUT)
     g.load_build(None)
     g.remove_devices(devs)
 

@@ -501,3 +501,23 @@ PY
 	[[ "$output" == *"           116.0            137.0    +21.0  = all"* ]]
 	[[ "$output" == *"               4                2           I/Os"* ]]
 }
+
+@test "guest: tbprof windows saved in marker order with their counts, and a build's symbols" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+g.tb_mark("start", 0)
+g.tb_mark("before-x-0", 0)
+g.tb_mark("x-0", 17)
+g.tb_save(g.OUT)
+g.tb_symbols(g.OUT, "x")
+print(json.dumps(json.load(open(f"{g.OUT}/windows.json"))))
+print(sum(1 for _ in open(f"{g.OUT}/kallsyms-x")) > 0)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = '[["start", 0], ["before-x-0", 0], ["x-0", 17]]' ]
+	[ "${lines[1]}" = "True" ]
+}
