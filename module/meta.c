@@ -355,9 +355,12 @@ static void free_written(struct ssdcache *sc, u64 pg)
 	u64 s;
 
 	for (; set < end; set++) {
-		spin_lock_irqsave(&sc->sets[set].lock, flags);
+		struct ssdc_set *st = &sc->sets[set];
+
+		spin_lock_irqsave(&st->lock, flags);
+		/* Most sets of a page have no slot EVICTING: nothing to scan. */
 		for (s = (u64)set * SSDCACHE_ASSOC;
-		     s < (u64)(set + 1) * SSDCACHE_ASSOC; s++) {
+		     ssdc_set_evicting(st) && s < (u64)(set + 1) * SSDCACHE_ASSOC; s++) {
 			u64 v = sc->slots[s];
 
 			if (ssdc_slot_state(v) != SSDC_SLOT_EVICTING ||
@@ -368,7 +371,7 @@ static void free_written(struct ssdcache *sc, u64 pg)
 			else
 				ssdc_slot_write(sc, s, ssdc_slot_make(0, SSDC_SLOT_FREE));
 		}
-		spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+		spin_unlock_irqrestore(&st->lock, flags);
 	}
 }
 

@@ -517,6 +517,12 @@ static inline bool ssdc_slot_open(u64 v)
 	return ssdc_slot_state(v) == SSDC_SLOT_FREE || ssdc_slot_state(v) == SSDC_SLOT_EVICTING;
 }
 
+/* How many of @st's slots are EVICTING. Caller holds the set lock. */
+static inline unsigned int ssdc_set_evicting(const struct ssdc_set *st)
+{
+	return st->open - hweight64(st->free);
+}
+
 void ssdc_slot_moved(struct ssdcache *sc, u64 slot, u64 old, u64 v);
 
 /*
