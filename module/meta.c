@@ -438,15 +438,23 @@ static bool valid_writable(u64 v, unsigned long flushed)
 /*
  * Journals @set's CHANGED slots: invalid entries first, then valid ones;
  * clears UNSYNCED where this commit's flushes made the data durable.
- * Returns true if some slot must wait for a later commit.
+ * Returns true if some slot must wait for a later commit. A set with no
+ * slot CHANGED or UNSYNCED is not marked (mark_commit_page() in cache.c
+ * marks every one that becomes so): it is not scanned.
  */
 static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 {
+	struct ssdc_set *st = &sc->sets[set];
 	u64 first = (u64)set * SSDCACHE_ASSOC, s;
 	unsigned long flags;
 	bool again = false;
 
-	spin_lock_irqsave(&sc->sets[set].lock, flags);
+	spin_lock_irqsave(&st->lock, flags);
+	if (!st->commit) {
+		spin_unlock_irqrestore(&st->lock, flags);
+		return false;
+	}
+	st->commit = false;
 	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
 		u64 v = sc->slots[s];
 
@@ -475,7 +483,8 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 		if (record)
 			add_record(sc, jb, s, ssdc_durable_entry(v));
 	}
-	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	st->commit = again;
+	spin_unlock_irqrestore(&st->lock, flags);
 	return again;
 }
 

@@ -128,6 +128,7 @@ struct ssdc_set {
 	u32 writes_inflight;	/* writes to this set's origin blocks */
 	u32 origin_inflight;	/* those of them that go to the origin */
 	u32 wgen;		/* bumped when such a write starts or ends */
+	bool commit;		/* a slot here waits for the next commit */
 	u64 free;		/* bit i: the set's slot i is FREE */
 };
 
