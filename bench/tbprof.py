@@ -30,6 +30,8 @@ import guest as g  # noqa: E402  (reads its results directory from argv[1])
 OUT = sys.argv[1]
 VARIANTS = [v.split("=", 1) for v in os.environ["VARIANTS"].split()]
 MODES = os.environ.get("MODES", "wt wb").split()
+
+
 def window(dev, label, rw, region):
     """One pass of RW over REGION in 4 KiB I/Os, queue depth 16."""
     off, size = region
