@@ -48,7 +48,7 @@ PAIRS = int(os.environ.get("PAIRS", "8"))
 # inherits the write-back debt of the turns before it.
 SETTLE = os.environ.get("SETTLE", "0") == "1"
 # TBMARK=1, under bench/tbprof.sh: each measured run between two calls of
-# the plugin's marker, labelled "<system>-<turn>" with its transactions
+# the plugin's marker, labelled "<system>-<pair>" with its transactions
 # (DIR/windows.json, DIR/kallsyms-<system>), so that bench/tbreport.py
 # gives guest instructions per transaction by function, on the timed
 # disk models: with the work a cache does per second (commits,
@@ -115,8 +115,8 @@ def prepare(s, golden):
     suspend(s, True)
 
 
-def turn(s):
-    """One turn of system S: a warm-up run and a measured one."""
+def turn(s, pair):
+    """One turn of system S in pair PAIR: a warm-up run and a measured one."""
     suspend(s, False)
     g.run(["mount", s.dev, g.MNT])
     try:
@@ -125,11 +125,10 @@ def turn(s):
             g.pgbench_run(g.SECS)
             before = g.read_settled(s)
             if TBMARK:
-                g.tb_mark(f"before-{s.name}-{s.turns}", 0)
+                g.tb_mark(f"before-{s.name}-{pair}", 0)
             r = g.measured_txn(s, lambda: g.pgbench_run(2 * g.SECS))
             if TBMARK:
-                g.tb_mark(f"{s.name}-{s.turns}", r["transactions"])
-            s.turns += 1
+                g.tb_mark(f"{s.name}-{pair}", r["transactions"])
             r["hit_ratio"] = g.hit_ratio(before, g.read_settled(s))
         finally:
             g.pg_stop()
@@ -173,7 +172,6 @@ def main():
     systems = {}
     for tag, name in (("a", a), ("b", b)):
         systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
-        systems[name].turns = 0
     out = {"kernel": os.uname().release, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
            "settle": SETTLE, "db_mb": used, "runs": []}
     try:
@@ -181,7 +179,7 @@ def main():
             prepare(s, golden)
         for i in range(PAIRS):
             for name in (PAIR if i % 2 == 0 else PAIR[::-1]):
-                r = turn(systems[name])
+                r = turn(systems[name], i)
                 g.log(f"pair {i} {name}: {r['tps']:.1f} TPS")
                 out["runs"].append({"pair": i, "system": name, **r})
                 out.update(summary(out["runs"], a, b))
