@@ -295,13 +295,14 @@ void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot)
 }
 
 /*
- * Marks @slot's set and map page for the next commit, which visits the
- * marked sets of each marked page (see meta.c). Caller holds the set lock,
- * under which the commit reads and clears the set's mark.
+ * Marks @slot (its set's commit bit) and its map page for the next
+ * commit, which looks at the marked slots of each marked page (see
+ * meta.c). Caller holds the set lock, under which the commit reads and
+ * clears the set's bits.
  */
 static void mark_commit_page(struct ssdcache *sc, u64 slot)
 {
-	sc->sets[ssdc_slot_set(slot)].commit = true;
+	sc->sets[ssdc_slot_set(slot)].commit |= BIT_ULL(slot % SSDCACHE_ASSOC);
 	/*
 	 * A commit or checkpoint clears a page's bit before it reads the
 	 * page's slots under their set locks, and this runs under one: a bit

@@ -67,21 +67,6 @@ int ssdc_pick_copy(struct ssdcache *sc, u64 pg, void *c0, void *c1)
 	return ok1 && (!ok0 || le64_to_cpu(h1->seq) > le64_to_cpu(h0->seq));
 }
 
-/*
- * The map entry that is true for slot word @v after any crash, whatever
- * the next commits do: what a checkpoint writes. A slot that is not yet
- * durable as VALID is invalid there; EVICTING slots were clean (dirty
- * slots are never invalidated), so invalid is true for them too.
- */
-u64 ssdc_durable_entry(u64 v)
-{
-	if (ssdc_slot_state(v) != SSDC_SLOT_VALID ||
-	    (v & (SSDC_SF_UNSYNCED | SSDC_SF_NEW)) == (SSDC_SF_UNSYNCED | SSDC_SF_NEW))
-		return 0;
-	return ssdc_slot_oblock(v) | SSDCACHE_MAP_VALID |
-	       ((v & SSDC_SF_DIRTY) ? SSDCACHE_MAP_DIRTY : 0);
-}
-
 /* Reads or writes @n metadata blocks at @sector from commit_buf[first..]. */
 int ssdc_rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
 		 unsigned int n, blk_opf_t opf)
@@ -438,25 +423,21 @@ static bool valid_writable(u64 v, unsigned long flushed)
 /*
  * Journals @set's CHANGED slots: invalid entries first, then valid ones;
  * clears UNSYNCED where this commit's flushes made the data durable.
- * Returns true if some slot must wait for a later commit. A set with no
- * slot CHANGED or UNSYNCED is not marked (mark_commit_page() in cache.c
- * marks every one that becomes so): it is not scanned.
+ * Returns true if some slot must wait for a later commit. Only the slots
+ * of the set's commit bits are looked at: mark_commit_page() in cache.c
+ * sets the bit of every slot that becomes CHANGED or UNSYNCED, and the
+ * bits of the slots that wait stay set.
  */
 static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 {
 	struct ssdc_set *st = &sc->sets[set];
-	u64 first = (u64)set * SSDCACHE_ASSOC, s;
+	u64 first = (u64)set * SSDCACHE_ASSOC, marked, m, keep = 0;
 	unsigned long flags;
-	bool again = false;
 
 	spin_lock_irqsave(&st->lock, flags);
-	if (!st->commit) {
-		spin_unlock_irqrestore(&st->lock, flags);
-		return false;
-	}
-	st->commit = false;
-	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-		u64 v = sc->slots[s];
+	marked = st->commit;
+	for (m = marked; m; m &= m - 1) {
+		u64 s = first + __ffs64(m), v = sc->slots[s];
 
 		if (!(v & SSDC_SF_CHANGED) || ssdc_slot_state(v) == SSDC_SLOT_VALID)
 			continue;
@@ -466,15 +447,15 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 		ssdc_slot_write(sc, s, v);
 		add_record(sc, jb, s, 0);
 	}
-	for (s = first; s < first + SSDCACHE_ASSOC; s++) {
-		u64 v = sc->slots[s];
+	for (m = marked; m; m &= m - 1) {
+		u64 s = first + __ffs64(m), v = sc->slots[s];
 		bool record = v & SSDC_SF_CHANGED;
 
 		if (!(v & (SSDC_SF_CHANGED | SSDC_SF_UNSYNCED)) ||
 		    ssdc_slot_state(v) != SSDC_SLOT_VALID)
 			continue;
 		if (!valid_writable(v, jb->flushed)) {
-			again = true;
+			keep |= m & -m;
 			continue;
 		}
 		v &= ~(SSDC_SF_CHANGED | SSDC_SF_UNSYNCED | SSDC_SF_NEW | SSDC_SF_PARITY);
@@ -483,9 +464,9 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 		if (record)
 			add_record(sc, jb, s, ssdc_durable_entry(v));
 	}
-	st->commit = again;
+	st->commit = keep;
 	spin_unlock_irqrestore(&st->lock, flags);
-	return again;
+	return keep != 0;
 }
 
 /* Journals every CHANGED slot that may be; @written: pages journaled. */

@@ -63,8 +63,8 @@ static u64 compare_page(struct ssdcache *sc, u64 pg, u64 *reported)
 
 /*
  * Compares each set's free bits and open count with its slot words, and
- * checks that a set with a slot for the next commit (CHANGED, or VALID
- * and UNSYNCED) is marked for it; returns the number of sets that fail.
+ * checks that every slot for the next commit (CHANGED, or VALID and
+ * UNSYNCED) has its commit bit; returns the number of sets that fail.
  */
 static u64 compare_sets(struct ssdcache *sc, u64 *reported)
 {
@@ -74,9 +74,8 @@ static u64 compare_sets(struct ssdcache *sc, u64 *reported)
 
 	for (set = 0; set < sc->nr_sets; set++) {
 		struct ssdc_set *st = &sc->sets[set];
-		u64 free = 0, s, first = (u64)set * SSDCACHE_ASSOC;
+		u64 free = 0, commit = 0, s, first = (u64)set * SSDCACHE_ASSOC;
 		unsigned int open = 0;
-		bool commit = false;
 
 		spin_lock_irqsave(&st->lock, flags);
 		for (s = first; s < first + SSDCACHE_ASSOC; s++) {
@@ -85,19 +84,20 @@ static u64 compare_sets(struct ssdcache *sc, u64 *reported)
 			if (ssdc_slot_state(v) == SSDC_SLOT_FREE)
 				free |= BIT_ULL(s - first);
 			open += ssdc_slot_open(v);
-			commit |= (v & SSDC_SF_CHANGED) ||
-				  (ssdc_slot_state(v) == SSDC_SLOT_VALID && (v & SSDC_SF_UNSYNCED));
+			if ((v & SSDC_SF_CHANGED) ||
+			    (ssdc_slot_state(v) == SSDC_SLOT_VALID && (v & SSDC_SF_UNSYNCED)))
+				commit |= BIT_ULL(s - first);
 		}
 		if (free != st->free || open != st->open) {
 			bad++;
 			if ((*reported)++ < VERIFY_REPORT)
 				DMERR("%s: verify_map: set %u: free %llx open %u, slots: %llx %u",
 				      ssdcache_name(sc), set, st->free, st->open, free, open);
-		} else if (commit && !st->commit) {
+		} else if (commit & ~st->commit) {
 			bad++;
 			if ((*reported)++ < VERIFY_REPORT)
-				DMERR("%s: verify_map: set %u: not marked for a commit",
-				      ssdcache_name(sc), set);
+				DMERR("%s: verify_map: set %u: slots %llx not marked for a commit",
+				      ssdcache_name(sc), set, commit & ~st->commit);
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
 	}

@@ -128,11 +128,11 @@ struct ssdc_set {
 	u32 writes_inflight;	/* writes to this set's origin blocks */
 	u32 origin_inflight;	/* those of them that go to the origin */
 	u32 wgen;		/* bumped when such a write starts or ends */
-	bool commit;		/* a slot here waits for the next commit */
+	u64 commit;		/* bit i: slot i waits for the next commit */
 	u64 free;		/* bit i: the set's slot i is FREE */
 };
 
-/* A set's slots are bits of a u64 (ssdc_set.free); open counts them. */
+/* A set's slots are bits of a u64 (ssdc_set.free, .commit); open counts them. */
 static_assert(SSDCACHE_ASSOC <= 64 && SSDCACHE_ASSOC <= U8_MAX);
 
 /*
@@ -512,6 +512,22 @@ static inline u8 ssdc_tag_of(u64 oblock)
 	return (oblock * 0xc2b2ae3d27d4eb4fULL) >> 56;
 }
 
+/*
+ * The map entry that is true for slot word @v after any crash, whatever
+ * the next commits do: what a checkpoint writes. A slot that is not yet
+ * durable as VALID is invalid there; EVICTING slots were clean (dirty
+ * slots are never invalidated), so invalid is true for them too. Inline:
+ * a checkpoint calls it for every slot of each map page it builds.
+ */
+static inline u64 ssdc_durable_entry(u64 v)
+{
+	if (ssdc_slot_state(v) != SSDC_SLOT_VALID ||
+	    (v & (SSDC_SF_UNSYNCED | SSDC_SF_NEW)) == (SSDC_SF_UNSYNCED | SSDC_SF_NEW))
+		return 0;
+	return ssdc_slot_oblock(v) | SSDCACHE_MAP_VALID |
+	       ((v & SSDC_SF_DIRTY) ? SSDCACHE_MAP_DIRTY : 0);
+}
+
 /* Is slot word @v FREE, or on its way there (EVICTING)? ssdc_set.open counts them. */
 static inline bool ssdc_slot_open(u64 v)
 {
@@ -651,7 +667,6 @@ int ssdc_rw_bufs(struct ssdcache *sc, sector_t sector, unsigned int first,
 sector_t ssdc_copy_sector(struct ssdcache *sc, u64 pg, unsigned int copy);
 struct page **ssdc_alloc_pages(unsigned int n);
 void ssdc_free_pages(struct page **pages, unsigned int n);
-u64 ssdc_durable_entry(u64 v);
 int ssdc_pick_copy(struct ssdcache *sc, u64 pg, void *c0, void *c1);
 const char *ssdc_check_entry(struct ssdcache *sc, u64 slot, u64 e);
 void ssdc_set_entry(struct ssdcache *sc, u64 slot, u64 e);
