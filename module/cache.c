@@ -28,6 +28,7 @@
 int ssdc_cache_alloc(struct ssdcache *sc)
 {
 	size_t page_longs = BITS_TO_LONGS(sc->map_pages);
+	size_t set_longs = BITS_TO_LONGS(sc->nr_sets);
 	u32 i;
 
 	sc->slots = kvcalloc(sc->nr_blocks, sizeof(*sc->slots), GFP_KERNEL);
@@ -35,13 +36,13 @@ int ssdc_cache_alloc(struct ssdcache *sc)
 	sc->tags = kvcalloc(sc->nr_blocks, sizeof(*sc->tags), GFP_KERNEL);
 	sc->stamps = kvcalloc(sc->nr_blocks, sizeof(*sc->stamps), GFP_KERNEL);
 	sc->sets = kvcalloc(sc->nr_sets, sizeof(*sc->sets), GFP_KERNEL);
-	sc->dirty_sets = kvcalloc(BITS_TO_LONGS(sc->nr_sets), sizeof(unsigned long),
-				  GFP_KERNEL);
-	sc->dirty_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
+	sc->dirty_sets = kvcalloc(set_longs, sizeof(unsigned long), GFP_KERNEL);
+	sc->commit_sets = kvcalloc(set_longs, sizeof(unsigned long), GFP_KERNEL);
+	sc->pending_sets = kvcalloc(set_longs, sizeof(unsigned long), GFP_KERNEL);
 	sc->ckpt_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
 	sc->map_cur = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
 	if (!sc->slots || !sc->tags || !sc->stamps || !sc->sets || !sc->dirty_sets ||
-	    !sc->dirty_pages || !sc->ckpt_pages || !sc->map_cur) {
+	    !sc->commit_sets || !sc->pending_sets || !sc->ckpt_pages || !sc->map_cur) {
 		ssdc_cache_free(sc);
 		return -ENOMEM;
 	}
@@ -63,7 +64,8 @@ void ssdc_cache_free(struct ssdcache *sc)
 	kvfree(sc->stamps);
 	kvfree(sc->sets);
 	kvfree(sc->dirty_sets);
-	kvfree(sc->dirty_pages);
+	kvfree(sc->commit_sets);
+	kvfree(sc->pending_sets);
 	kvfree(sc->ckpt_pages);
 	kvfree(sc->map_cur);
 	sc->slots = NULL;
@@ -71,7 +73,8 @@ void ssdc_cache_free(struct ssdcache *sc)
 	sc->stamps = NULL;
 	sc->sets = NULL;
 	sc->dirty_sets = NULL;
-	sc->dirty_pages = NULL;
+	sc->commit_sets = NULL;
+	sc->pending_sets = NULL;
 	sc->ckpt_pages = NULL;
 	sc->map_cur = NULL;
 }
@@ -295,20 +298,22 @@ void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot)
 }
 
 /*
- * Marks @slot (its set's commit bit) and its map page for the next
- * commit, which looks at the marked slots of each marked page (see
+ * Marks @slot (its bit in its set's commit bits) and its set for the next
+ * commit, which looks at the marked slots of each marked set (see
  * meta.c). Caller holds the set lock, under which the commit reads and
  * clears the set's bits.
  */
-static void mark_commit_page(struct ssdcache *sc, u64 slot)
+static void mark_commit_slot(struct ssdcache *sc, u64 slot)
 {
-	sc->sets[ssdc_slot_set(slot)].commit |= BIT_ULL(slot % SSDCACHE_ASSOC);
+	u32 set = ssdc_slot_set(slot);
+
+	sc->sets[set].commit |= BIT_ULL(slot % SSDCACHE_ASSOC);
 	/*
-	 * A commit or checkpoint clears a page's bit before it reads the
-	 * page's slots under their set locks, and this runs under one: a bit
-	 * found set is a read still to come, which sees this change.
+	 * A commit clears a set's bit before it takes the set's lock to read
+	 * its commit bits, and this runs under that lock: a bit found set is
+	 * a read still to come, which sees this change.
 	 */
-	ssdc_mark(ssdc_slot_page(slot), sc->dirty_pages);
+	ssdc_mark(set, sc->commit_sets);
 }
 
 /*
@@ -318,7 +323,7 @@ static void mark_commit_page(struct ssdcache *sc, u64 slot)
  */
 static void mark_pages(struct ssdcache *sc, u64 slot)
 {
-	mark_commit_page(sc, slot);
+	mark_commit_slot(sc, slot);
 	ssdc_mark(ssdc_slot_page(slot), sc->ckpt_pages);
 	/*
 	 * Enough records wait for a commit: do not let it grow until the
@@ -362,10 +367,10 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
 
 /*
  * Sets @slot to VALID slot word @v, tagged as not durable in the current
- * sync epoch. The page is marked before the epoch is read, and a commit
+ * sync epoch. The set is marked before the epoch is read, and a commit
  * bumps the epoch before it looks at the marks (with full barriers on
  * both sides): so if this reads the epoch that commit flushes, that
- * commit sees the page, and then the slot under the set lock. A slot
+ * commit sees the set, and then the slot under the set lock. A slot
  * can thus never keep the parity of an epoch older than the last one
  * flushed, and a flush or FUA write queued after this returns waits for a
  * commit that syncs the slot (and journals it if @record: its entry
@@ -377,7 +382,7 @@ static void update_unsynced(struct ssdcache *sc, u64 slot, u64 v, bool record)
 		mark_pages(sc, slot);
 		v |= SSDC_SF_CHANGED;
 	} else {
-		mark_commit_page(sc, slot);
+		mark_commit_slot(sc, slot);
 	}
 	/* Pairs with the smp_mb() after the epoch bump in ssdc_meta_commit(). */
 	smp_mb__after_atomic();

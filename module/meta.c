@@ -329,34 +329,37 @@ void ssdc_meta_wait(struct ssdcache *sc, struct bio *bio)
 }
 
 /*
- * The commit that journaled page @pg's slots is durable: its PENDING
- * slots are now WRITTEN, and free unless an I/O still pins them.
+ * The commit that made slots of @set PENDING is durable: they are now
+ * WRITTEN, and free unless an I/O still pins them.
  */
-static void free_written(struct ssdcache *sc, u64 pg)
+static void free_written(struct ssdcache *sc, u32 set)
 {
-	u32 set = pg * SSDCACHE_SETS_PER_PAGE;
-	u32 end = min_t(u32, set + SSDCACHE_SETS_PER_PAGE, sc->nr_sets);
+	struct ssdc_set *st = &sc->sets[set];
+	u64 s, end = (u64)(set + 1) * SSDCACHE_ASSOC;
 	unsigned long flags;
-	u64 s;
 
-	for (; set < end; set++) {
-		struct ssdc_set *st = &sc->sets[set];
+	spin_lock_irqsave(&st->lock, flags);
+	for (s = (u64)set * SSDCACHE_ASSOC; ssdc_set_evicting(st) && s < end; s++) {
+		u64 v = sc->slots[s];
 
-		spin_lock_irqsave(&st->lock, flags);
-		/* Most sets of a page have no slot EVICTING: nothing to scan. */
-		for (s = (u64)set * SSDCACHE_ASSOC;
-		     ssdc_set_evicting(st) && s < (u64)(set + 1) * SSDCACHE_ASSOC; s++) {
-			u64 v = sc->slots[s];
+		if (ssdc_slot_state(v) != SSDC_SLOT_EVICTING || !(v & SSDC_SF_PENDING))
+			continue;
+		if (ssdc_slot_pins(v))
+			ssdc_slot_write(sc, s, (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN);
+		else
+			ssdc_slot_write(sc, s, ssdc_slot_make(0, SSDC_SLOT_FREE));
+	}
+	spin_unlock_irqrestore(&st->lock, flags);
+}
 
-			if (ssdc_slot_state(v) != SSDC_SLOT_EVICTING ||
-			    !(v & SSDC_SF_PENDING))
-				continue;
-			if (ssdc_slot_pins(v))
-				ssdc_slot_write(sc, s, (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN);
-			else
-				ssdc_slot_write(sc, s, ssdc_slot_make(0, SSDC_SLOT_FREE));
-		}
-		spin_unlock_irqrestore(&st->lock, flags);
+/* Frees what the durable commit made PENDING, set by set. Under commit_lock. */
+static void free_pending(struct ssdcache *sc)
+{
+	u32 set;
+
+	for_each_set_bit(set, sc->pending_sets, sc->nr_sets) {
+		clear_bit(set, sc->pending_sets);
+		free_written(sc, set);
 	}
 }
 
@@ -424,15 +427,17 @@ static bool valid_writable(u64 v, unsigned long flushed)
  * Journals @set's CHANGED slots: invalid entries first, then valid ones;
  * clears UNSYNCED where this commit's flushes made the data durable.
  * Returns true if some slot must wait for a later commit. Only the slots
- * of the set's commit bits are looked at: mark_commit_page() in cache.c
+ * of the set's commit bits are looked at: mark_commit_slot() in cache.c
  * sets the bit of every slot that becomes CHANGED or UNSYNCED, and the
- * bits of the slots that wait stay set.
+ * bits of the slots that wait stay set. A set with slots made PENDING is
+ * marked for free_pending().
  */
 static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 {
 	struct ssdc_set *st = &sc->sets[set];
 	u64 first = (u64)set * SSDCACHE_ASSOC, marked, m, keep = 0;
 	unsigned long flags;
+	bool pending = false;
 
 	spin_lock_irqsave(&st->lock, flags);
 	marked = st->commit;
@@ -442,8 +447,10 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 		if (!(v & SSDC_SF_CHANGED) || ssdc_slot_state(v) == SSDC_SLOT_VALID)
 			continue;
 		v &= ~SSDC_SF_CHANGED;
-		if (ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN))
+		if (ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN)) {
 			v |= SSDC_SF_PENDING;
+			pending = true;
+		}
 		ssdc_slot_write(sc, s, v);
 		add_record(sc, jb, s, 0);
 	}
@@ -466,44 +473,40 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 	}
 	st->commit = keep;
 	spin_unlock_irqrestore(&st->lock, flags);
+	if (pending)
+		set_bit(set, sc->pending_sets);
 	return keep != 0;
 }
 
-/* Journals every CHANGED slot that may be; @written: pages journaled. */
-static int journal_changes(struct ssdcache *sc, struct ssdc_jbatch *jb,
-			   unsigned long *written)
+/*
+ * Journals every CHANGED slot that may be, set by set: each set's bit is
+ * cleared before gather_set() takes its lock (see mark_commit_slot()),
+ * and set again if some of its slots wait.
+ */
+static int journal_changes(struct ssdcache *sc, struct ssdc_jbatch *jb)
 {
-	u64 pg = 0;
+	u32 set = 0;
 	int r;
 
 	for (;;) {
-		u32 set, end;
-		bool again = false;
-
-		pg = find_next_bit(sc->dirty_pages, sc->map_pages, pg);
-		if (pg >= sc->map_pages)
+		set = find_next_bit(sc->commit_sets, sc->nr_sets, set);
+		if (set >= sc->nr_sets)
 			break;
-		clear_bit(pg, sc->dirty_pages);
-		set = pg * SSDCACHE_SETS_PER_PAGE;
-		end = min_t(u32, set + SSDCACHE_SETS_PER_PAGE, sc->nr_sets);
-		for (; set < end; set++) {
-			if (batch_room(jb) < SSDCACHE_ASSOC) {
-				r = flush_batch(sc, jb);
-				if (r)
-					return r;
-			}
-			/* A full journal: checkpoint while commit_buf is free. */
-			if (!jb->blk && !jb->nrec && !ssdc_journal_room(sc, SSDC_MAP_BATCH)) {
-				r = ssdc_checkpoint(sc);
-				if (r)
-					return r;
-			}
-			again |= gather_set(sc, jb, set);
+		clear_bit(set, sc->commit_sets);
+		if (batch_room(jb) < SSDCACHE_ASSOC) {
+			r = flush_batch(sc, jb);
+			if (r)
+				return r;
 		}
-		if (again)
-			set_bit(pg, sc->dirty_pages);
-		set_bit(pg, written);
-		pg++;
+		/* A full journal: checkpoint while commit_buf is free. */
+		if (!jb->blk && !jb->nrec && !ssdc_journal_room(sc, SSDC_MAP_BATCH)) {
+			r = ssdc_checkpoint(sc);
+			if (r)
+				return r;
+		}
+		if (gather_set(sc, jb, set))
+			set_bit(set, sc->commit_sets);
+		set++;
 	}
 	return flush_batch(sc, jb);
 }
@@ -659,9 +662,7 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 {
 	struct ssdc_jbatch jb = { .flushed = ULONG_MAX };
 	struct bio_list writes, waiters;
-	unsigned long *written = NULL;
 	blk_status_t status = BLK_STS_OK;
-	u64 pg;
 	int r = 0;
 
 	mutex_lock(&sc->commit_lock);
@@ -680,11 +681,6 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 			status = BLK_STS_IOERR;
 		goto out;
 	}
-	written = bitmap_zalloc(sc->map_pages, GFP_NOIO);
-	if (!written) {
-		r = -ENOMEM;
-		goto fail;
-	}
 	/*
 	 * UNSYNCED slots, or bios that need everything before them durable:
 	 * flush. Slots that change from here on get the new epoch's parity
@@ -697,7 +693,7 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 		WRITE_ONCE(sc->sync_epoch, jb.flushed + 1);
 		/*
 		 * The new epoch is visible before the flushes are issued and
-		 * before the page marks are read (see update_unsynced()).
+		 * before the set marks are read (see update_unsynced()).
 		 */
 		smp_mb();
 		r = ssdc_flush_origin(sc);
@@ -708,11 +704,10 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 			goto fail;
 	}
 	atomic_set(&sc->changes, 0);
-	r = journal_changes(sc, &jb, written);
+	r = journal_changes(sc, &jb);
 	if (r)
 		goto fail;
-	for_each_set_bit(pg, written, sc->map_pages)
-		free_written(sc, pg);
+	free_pending(sc);
 	ssdc_count(sc, SSDC_C_COMMITS);
 	if (ssdc_checkpoint_due(sc)) {
 		r = ssdc_checkpoint(sc);
@@ -725,7 +720,6 @@ fail:
 	ssdc_meta_fail(sc, r, "metadata commit");
 out:
 	mutex_unlock(&sc->commit_lock);
-	bitmap_free(written);
 	complete_waiters(sc, &waiters, &writes, status);
 	return r;
 }

@@ -64,7 +64,10 @@ static u64 compare_page(struct ssdcache *sc, u64 pg, u64 *reported)
 /*
  * Compares each set's free bits and open count with its slot words, and
  * checks that every slot for the next commit (CHANGED, or VALID and
- * UNSYNCED) has its commit bit; returns the number of sets that fail.
+ * UNSYNCED) has its commit bit and that a set with commit bits is marked
+ * in commit_sets; returns the number of sets that fail. Caller holds
+ * commit_lock: no commit is between clearing a set's mark and reading
+ * its bits.
  */
 static u64 compare_sets(struct ssdcache *sc, u64 *reported)
 {
@@ -98,6 +101,11 @@ static u64 compare_sets(struct ssdcache *sc, u64 *reported)
 			if ((*reported)++ < VERIFY_REPORT)
 				DMERR("%s: verify_map: set %u: slots %llx not marked for a commit",
 				      ssdcache_name(sc), set, commit & ~st->commit);
+		} else if (st->commit && !test_bit(set, sc->commit_sets)) {
+			bad++;
+			if ((*reported)++ < VERIFY_REPORT)
+				DMERR("%s: verify_map: set %u: commit bits %llx, set not marked",
+				      ssdcache_name(sc), set, st->commit);
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
 	}
@@ -126,8 +134,8 @@ static int compare_map(struct ssdcache *sc)
 	r = ssdc_checkpoint(sc);
 	for (pg = 0; !r && pg < sc->map_pages; pg++)
 		bad += compare_page(sc, pg, &reported);
-	mutex_unlock(&sc->commit_lock);
 	bad += compare_sets(sc, &reported);
+	mutex_unlock(&sc->commit_lock);
 	if (r) {
 		DMERR("%s: verify_map: checkpoint failed (%d)", ssdcache_name(sc), r);
 		return r;

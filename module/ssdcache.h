@@ -232,7 +232,8 @@ struct ssdcache {
 	struct delayed_work commit_work;
 	struct delayed_work soon_work;	/* a commit within a delay: evictions */
 	struct mutex commit_lock;	/* one commit or checkpoint at a time */
-	unsigned long *dirty_pages;	/* bitmap: pages with CHANGED slots */
+	unsigned long *commit_sets;	/* bitmap: sets with commit bits */
+	unsigned long *pending_sets;	/* bitmap: sets a commit made PENDING in */
 	unsigned long *ckpt_pages;	/* bitmap: pages changed since checkpoint */
 	unsigned long *map_cur;		/* bitmap: copy holding a page's newest */
 	spinlock_t defer_lock;		/* protects deferred, waiters, released */

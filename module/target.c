@@ -199,8 +199,8 @@ unsigned int ssdc_ram_per_block(struct ssdcache *sc)
 	u64 bytes = sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->tags) +
 				    sizeof(*sc->stamps)) +
 		    (u64)sc->nr_sets * sizeof(*sc->sets) +
-		    BITS_TO_LONGS(sc->nr_sets) * sizeof(unsigned long) +
-		    3 * BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
+		    3 * BITS_TO_LONGS(sc->nr_sets) * sizeof(unsigned long) +
+		    2 * BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
 
 	return DIV_ROUND_UP_ULL(bytes, sc->nr_blocks);
 }
