@@ -17,7 +17,8 @@ alike: each pair gives one ratio.
 Inside the guest, from the top of the tree:
   scripts/vm-run -k KVER -m 8G -o DIR -- env PAIR="ssdcache_wb dm_cache" PAIRS=8 \\
       /usr/bin/python3 bench/pgswap.py DIR
-writes DIR/pgswap.json: every measured run, each pair's ratio (the first
+DB=sysbench runs MariaDB with sysbench's OLTP read/write instead (as
+make bench's BENCH_WORKLOADS=sysbench). Writes DIR/pgswap.json: every measured run, each pair's ratio (the first
 system's TPS over the second's), their median and geometric mean, and
 how many pairs the first system won. A system named twice, and two
 that share device-mapper names (the ssdcache ones), are refused before
@@ -54,6 +55,14 @@ SETTLE = os.environ.get("SETTLE", "0") == "1"
 # disk models: with the work a cache does per second (commits,
 # writeback, timers) at the rate pgbench really runs.
 TBMARK = os.environ.get("TBMARK", "0") == "1"
+# DB: the database workload, as make bench runs it: its golden image,
+# its data directory (prewarmed), its server's start and stop, one run.
+DB = os.environ.get("DB", "pgbench")
+DATABASES = {
+    "pgbench": (g.pg_golden_image, f"{g.MNT}/data", lambda: g.pg_start(limited=True),
+                g.pg_stop, g.pgbench_run),
+    "sysbench": (g.sb_golden_image, g.MY_DIR, g.my_start, g.my_stop, g.sysbench_run),
+}
 
 
 def check_pair(pair):
@@ -109,7 +118,7 @@ def prepare(s, golden):
     if g.PG_PREWARM and s.caches:
         g.run(["mount", s.dev, g.MNT])
         try:
-            g.prewarm(s)
+            g.prewarm(s, DATABASES[DB][1])
         finally:
             g.run(["umount", g.MNT], check=False)
     suspend(s, True)
@@ -120,18 +129,19 @@ def turn(s, pair):
     suspend(s, False)
     g.run(["mount", s.dev, g.MNT])
     try:
-        g.pg_start(limited=True)
+        _, _, start, stop, bench = DATABASES[DB]
+        start()
         try:
-            g.pgbench_run(g.SECS)
+            bench(g.SECS)
             before = g.read_settled(s)
             if TBMARK:
                 g.tb_mark(f"before-{s.name}-{pair}", 0)
-            r = g.measured_txn(s, lambda: g.pgbench_run(2 * g.SECS))
+            r = g.measured_txn(s, lambda: bench(2 * g.SECS))
             if TBMARK:
                 g.tb_mark(f"{s.name}-{pair}", r["transactions"])
             r["hit_ratio"] = g.hit_ratio(before, g.read_settled(s))
         finally:
-            g.pg_stop()
+            stop()
     finally:
         g.run(["umount", g.MNT], check=False)
     if SETTLE:
@@ -163,16 +173,18 @@ def summary(runs, a, b):
 
 def main():
     why = check_pair(PAIR)
+    if DB not in DATABASES:
+        why = f"DB: {DB}? ({' or '.join(DATABASES)})"
     if why:
         raise SystemExit(why)
     a, b = PAIR
     g.load_modules()
     g.cgroup_setup()
-    golden, used = g.pg_golden_image("ext4")
+    golden, used = DATABASES[DB][0]("ext4")
     systems = {}
     for tag, name in (("a", a), ("b", b)):
         systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
-    out = {"kernel": os.uname().release, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
+    out = {"kernel": os.uname().release, "db": DB, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
            "settle": SETTLE, "db_mb": used, "runs": []}
     try:
         for s in systems.values():

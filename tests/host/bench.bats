@@ -391,7 +391,7 @@ PY
 	[ "$output" = '{"b": {"rounds": 6, "median": 52.5}, "a": {"rounds": 6, "median": 56.0}}' ]
 }
 
-@test "pgswap: a pair that cannot run side by side is refused before anything is set up; each pair's ratio" {
+@test "pgswap: a pair that cannot run side by side, or an unknown DB, is refused before anything is set up; each pair's ratio" {
 	for pair in "ssdcache_wb" "ssdcache_wb nope" "ssdcache_wt ssdcache_wb" "raw_ssd raw_ssd"; do
 		run env PAIR="$pair" /usr/bin/python3 "$TOP/bench/pgswap.py" "$BATS_TEST_TMPDIR"
 		echo "$pair: $output"
@@ -404,6 +404,9 @@ PY
 	[ "$output" = "PAIR: ssdcache_wt and ssdcache_wb use the same device-mapper names" ]
 	run env PAIR="raw_ssd raw_ssd" /usr/bin/python3 "$TOP/bench/pgswap.py" "$BATS_TEST_TMPDIR"
 	[ "$output" = "PAIR: two different systems, not raw_ssd twice" ]
+	run env PAIR="ssdcache_wb bcache" DB=oracle /usr/bin/python3 "$TOP/bench/pgswap.py" "$BATS_TEST_TMPDIR"
+	[ "$status" -eq 1 ]
+	[ "$output" = "DB: oracle? (pgbench or sysbench)" ]
 	[ ! -e "$BATS_TEST_TMPDIR/pgswap.json" ]
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import json, sys
