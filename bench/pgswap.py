@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Workload 5 (pgbench) on two systems set up side by side, their rounds
-interleaved: each system on disks of its own, the golden image copied
+"""Workload 5 (pgbench, or sysbench) on two systems set up side by side,
+their rounds interleaved: each system on disks of its own, the golden image copied
 and prewarmed once; then PAIRS times, each system in turn (the order
 reversed every pair) is resumed, mounted, PostgreSQL started, one
 warm-up run of BENCH_SECS and one measured run of twice that, then
@@ -18,8 +18,9 @@ Inside the guest, from the top of the tree:
   scripts/vm-run -k KVER -m 8G -o DIR -- env PAIR="ssdcache_wb dm_cache" PAIRS=8 \\
       /usr/bin/python3 bench/pgswap.py DIR
 DB=sysbench runs MariaDB with sysbench's OLTP read/write instead (as
-make bench's BENCH_WORKLOADS=sysbench). Writes DIR/pgswap.json: every measured run, each pair's ratio (the first
-system's TPS over the second's), their median and geometric mean, and
+make bench's BENCH_WORKLOADS=sysbench). Writes DIR/pgswap.json: every
+measured run, each pair's ratio (the first system's TPS over the
+second's), their median and geometric mean, and
 how many pairs the first system won. A system named twice, and two
 that share device-mapper names (the ssdcache ones), are refused before
 anything is set up.
