@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """Workload 5 (pgbench, or sysbench) on two systems set up side by side,
-their rounds interleaved: each system on disks of its own, the golden image copied
-and prewarmed once; then PAIRS times, each system in turn (the order
+their rounds interleaved: each system on disks of its own, the golden
+image copied and prewarmed once; then PAIRS times, each system in turn (the order
 reversed every pair) is resumed, mounted, PostgreSQL started, one
 warm-up run of BENCH_SECS and one measured run of twice that, then
 PostgreSQL stopped, the filesystem unmounted and the system suspended
