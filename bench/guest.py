@@ -30,6 +30,7 @@ Environment:
                   pgbench's cache device, prewarm and rounds
 """
 
+import collections
 import ctypes
 import json
 import os
@@ -1337,11 +1338,12 @@ def prewarm(s, datadir=f"{MNT}/data"):
         s.warm_mode(False)      # back to random_mode()'s cutoff
 
 
-def w_database(s, golden, datadir, start, stop, bench):
-    """A database on a filesystem on the system: the GOLDEN image copied
-    onto it, its files under DATADIR prewarmed, the server started
-    (START; STOP at the end), one warm-up run of BENCH(BENCH_SECS), then
-    BENCH_PG_ROUNDS measured runs of twice that, the median kept."""
+def w_database(s, golden, db):
+    """Database workload DB (a Database) on a filesystem on the system:
+    the GOLDEN image copied onto it, its files under db.datadir
+    prewarmed, the server started (db.start; db.stop at the end), one
+    warm-up run of db.run(BENCH_SECS), then BENCH_PG_ROUNDS measured
+    runs of twice that, the median kept."""
     phases = {}
     t = time.monotonic()
 
@@ -1357,35 +1359,28 @@ def w_database(s, golden, datadir, start, stop, bench):
     run(["mount", s.dev, MNT])
     try:
         if PG_PREWARM and s.caches:
-            prewarm(s, datadir)
+            prewarm(s, db.datadir)
             phase("prewarm")
-        start()
+        db.start()
         phase("start")
         try:
-            warm = bench(SECS)
+            warm = db.run(SECS)
             phase("warmup")
             before = read_settled(s)
-            rounds = [measured_txn(s, lambda: bench(2 * SECS)) for _ in range(PG_ROUNDS)]
+            rounds = [measured_txn(s, lambda: db.run(2 * SECS)) for _ in range(PG_ROUNDS)]
             r = median_round(rounds, lambda x: x["tps"])
             r["rounds_tps"] = [round(x["tps"], 1) for x in rounds]
             r["hit_ratio"] = hit_ratio(before, read_settled(s))
             r["warmup"] = warm
             phase("measured")
         finally:
-            stop()
+            db.stop()
             phase("stop")
     finally:
         run(["umount", MNT], check=False)
         s.default_mode()
     r["phase_secs"] = phases
     return r
-
-
-def w_pgbench(s, golden):
-    """5. PostgreSQL with pgbench (TPC-B-like, 4 clients) on a filesystem
-    on the system, in a memory cgroup much smaller than the database."""
-    return w_database(s, golden, f"{MNT}/data", lambda: pg_start(limited=True), pg_stop,
-                      pgbench_run)
 
 
 # ---- sysbench on MariaDB ---------------------------------------------
@@ -1466,16 +1461,20 @@ def sysbench_run(secs):
             "p95_ms": float(p95.group(1)) if p95 else None}
 
 
-def w_sysbench(s, golden):
-    """5b. MariaDB with sysbench's OLTP read/write (4 threads) on a
-    filesystem on the system, its buffer pool much smaller than the
-    database."""
-    return w_database(s, golden, MY_DIR, my_start, my_stop, sysbench_run)
-
-
-# The database workloads: (name, its golden image, its run).
-DATABASES = (("pgbench", pg_golden_image, w_pgbench),
-             ("sysbench", sb_golden_image, w_sysbench))
+# A database workload: its golden image (GOLDEN(fs) gives the image and
+# the MiB it uses), its data directory under MNT (prewarmed), its
+# server's START and STOP, one RUN(secs) of its benchmark. make bench
+# (w_database()), bench/pgswap.py and bench/pgabba.py all take them here.
+Database = collections.namedtuple("Database", "golden datadir start stop run")
+DATABASES = {
+    # 5. PostgreSQL with pgbench (TPC-B-like, 4 clients), in a memory
+    # cgroup much smaller than the database.
+    "pgbench": Database(pg_golden_image, f"{MNT}/data", lambda: pg_start(limited=True),
+                        pg_stop, pgbench_run),
+    # 5b. MariaDB with sysbench's OLTP read/write (4 threads), its buffer
+    # pool much smaller than the database.
+    "sysbench": Database(sb_golden_image, MY_DIR, my_start, my_stop, sysbench_run),
+}
 
 
 # ---- main ------------------------------------------------------------
@@ -1506,14 +1505,14 @@ def main():
     systems = [s for s in all_systems(devs) if not wanted or s.name in wanted]
     systems += [s for s in extra_systems(devs) if s.name in wanted]
     goldens = {}    # (database workload, filesystem): (image, MiB used)
-    dbs = [d for d in DATABASES if d[0] in WORKLOADS]
+    dbs = [k for k in DATABASES if k in WORKLOADS]
     if dbs:
         devs["ssdpg"] = nullb_create("bench_ssdpg", PG_CACHE_MB, disk_model("ssd"))
     if "pgbench" in WORKLOADS:
         cgroup_setup()
-    for kind, image, _ in dbs:
+    for kind in dbs:
         for fs in FILESYSTEMS:
-            goldens[(kind, fs)] = image(fs)
+            goldens[(kind, fs)] = DATABASES[kind].golden(fs)
         results[kind]["db_mb"] = {fs: goldens[(kind, fs)][1] for fs in FILESYSTEMS}
     rc = 0
     for s in systems:
@@ -1551,12 +1550,11 @@ def main():
             res["extra"] = s.extra()
             s.destroy()
             for (kind, fs), (golden, _) in goldens.items():
-                fn = next(w for k, _, w in DATABASES if k == kind)
                 s.devs = dict(devs, ssd=devs["ssdpg"])
                 try:
                     s.create()
                     t0 = time.monotonic()
-                    res[f"{kind}_{fs}"] = fn(s, golden)
+                    res[f"{kind}_{fs}"] = w_database(s, golden, DATABASES[kind])
                     s.destroy()
                 finally:
                     s.devs = devs

@@ -42,7 +42,7 @@ def one_block(systems, name, golden, i):
     s = systems[name]
     s.create()
     try:
-        r = g.w_pgbench(s, golden)
+        r = g.w_database(s, golden, g.DATABASES["pgbench"])
     finally:
         s.destroy()
     g.log(f"block {i} {name}: median {r['tps']:.1f} TPS, rounds {r['rounds_tps']}")
@@ -71,7 +71,7 @@ def main():
     g.load_modules()
     devs = pg_devices()
     g.cgroup_setup()
-    golden, used = g.pg_golden_image("ext4")
+    golden, used = g.DATABASES["pgbench"].golden("ext4")
     systems = {s.name: s for s in g.all_systems(devs)}
     out = {"kernel": os.uname().release, "order": ORDER, "db_mb": used,
            "rounds": g.PG_ROUNDS, "secs": g.SECS, "blocks": []}

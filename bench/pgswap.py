@@ -56,14 +56,8 @@ SETTLE = os.environ.get("SETTLE", "0") == "1"
 # disk models: with the work a cache does per second (commits,
 # writeback, timers) at the rate pgbench really runs.
 TBMARK = os.environ.get("TBMARK", "0") == "1"
-# DB: the database workload, as make bench runs it: its golden image,
-# its data directory (prewarmed), its server's start and stop, one run.
+# DB: the database workload, one of make bench's (guest.DATABASES).
 DB = os.environ.get("DB", "pgbench")
-DATABASES = {
-    "pgbench": (g.pg_golden_image, f"{g.MNT}/data", lambda: g.pg_start(limited=True),
-                g.pg_stop, g.pgbench_run),
-    "sysbench": (g.sb_golden_image, g.MY_DIR, g.my_start, g.my_stop, g.sysbench_run),
-}
 
 
 def check_pair(pair):
@@ -119,7 +113,7 @@ def prepare(s, golden):
     if g.PG_PREWARM and s.caches:
         g.run(["mount", s.dev, g.MNT])
         try:
-            g.prewarm(s, DATABASES[DB][1])
+            g.prewarm(s, g.DATABASES[DB].datadir)
         finally:
             g.run(["umount", g.MNT], check=False)
     suspend(s, True)
@@ -130,19 +124,19 @@ def turn(s, pair):
     suspend(s, False)
     g.run(["mount", s.dev, g.MNT])
     try:
-        _, _, start, stop, bench = DATABASES[DB]
-        start()
+        db = g.DATABASES[DB]
+        db.start()
         try:
-            bench(g.SECS)
+            db.run(g.SECS)
             before = g.read_settled(s)
             if TBMARK:
                 g.tb_mark(f"before-{s.name}-{pair}", 0)
-            r = g.measured_txn(s, lambda: bench(2 * g.SECS))
+            r = g.measured_txn(s, lambda: db.run(2 * g.SECS))
             if TBMARK:
                 g.tb_mark(f"{s.name}-{pair}", r["transactions"])
             r["hit_ratio"] = g.hit_ratio(before, g.read_settled(s))
         finally:
-            stop()
+            db.stop()
     finally:
         g.run(["umount", g.MNT], check=False)
     if SETTLE:
@@ -174,14 +168,14 @@ def summary(runs, a, b):
 
 def main():
     why = check_pair(PAIR)
-    if DB not in DATABASES:
-        why = f"DB: {DB}? ({' or '.join(DATABASES)})"
+    if DB not in g.DATABASES:
+        why = f"DB: {DB}? ({' or '.join(g.DATABASES)})"
     if why:
         raise SystemExit(why)
     a, b = PAIR
     g.load_modules()
     g.cgroup_setup()
-    golden, used = DATABASES[DB][0]("ext4")
+    golden, used = g.DATABASES[DB].golden("ext4")
     systems = {}
     for tag, name in (("a", a), ("b", b)):
         systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
