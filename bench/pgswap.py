@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Workload 5 (pgbench, or sysbench) on two systems set up side by side,
 their rounds interleaved: each system on disks of its own, the golden
-image copied and prewarmed once; then PAIRS times, each system in turn (the order
-reversed every pair) is resumed, mounted, PostgreSQL started, one
-warm-up run of BENCH_SECS and one measured run of twice that, then
-PostgreSQL stopped, the filesystem unmounted and the system suspended
-(bcache, which cannot be, has its writeback stopped), so that none of
-its background work (write-back, commits) runs while the other is
-measured (SETTLE=1: its writeback ended first). The two
+image copied and prewarmed once; then PAIRS times, each system in turn
+(the order reversed every pair) is resumed, mounted, the database
+server started, one warm-up run of BENCH_SECS and one measured run of
+twice that, then the server stopped, the filesystem unmounted and the
+system suspended (bcache, which cannot be, has its writeback stopped),
+so that none of its background work (write-back, commits) runs while
+the other is measured (SETTLE=1: its writeback ended first). The two
 measured runs of a pair are about a minute apart, so a machine whose
 speed drifts over minutes (make bench measures each system minutes
 after the other; bench/pgabba.py's blocks last five to ten) moves both
