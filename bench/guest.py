@@ -1322,11 +1322,22 @@ def measured_txn(s, bench):
     return r
 
 
-def prewarm(s, datadir=f"{MNT}/data"):
-    """Reads the database's files twice with O_DIRECT, the cache in its
-    warm mode (as workload 1's warm-up): what an operator does with
-    pg_prewarm or a cat of the data directory after attaching a cache.
-    A write cache (dm-writecache) holds what the copy wrote instead."""
+def load_golden(s, golden):
+    """The GOLDEN filesystem image copied onto system S, which is then
+    left in its random mode: the first step of every database run."""
+    run(["dd", f"if={golden}", f"of={s.dev}", "bs=4M", "oflag=direct", "status=none"])
+    s.random_mode()
+
+
+def prewarm(s, datadir):
+    """Unless BENCH_PG_PREWARM=0 or S caches nothing, reads the
+    database's files under DATADIR (mounted) twice with O_DIRECT, the
+    cache in its warm mode (as workload 1's warm-up): what an operator
+    does with pg_prewarm or a cat of the data directory after attaching
+    a cache. A write cache (dm-writecache) holds what the copy wrote
+    instead. True if it read them."""
+    if not (PG_PREWARM and s.caches):
+        return False
     files = run(["find", datadir, "-type", "f", "-size", "+64k"]).split()
     s.warm_mode(True)
     try:
@@ -1336,6 +1347,7 @@ def prewarm(s, datadir=f"{MNT}/data"):
                      "status=none"], check=False)
     finally:
         s.warm_mode(False)      # back to random_mode()'s cutoff
+    return True
 
 
 def w_database(s, golden, db):
@@ -1353,13 +1365,11 @@ def w_database(s, golden, db):
         phases[name] = round(now - t, 1)
         t = now
 
-    run(["dd", f"if={golden}", f"of={s.dev}", "bs=4M", "oflag=direct", "status=none"])
+    load_golden(s, golden)
     phase("copy")
-    s.random_mode()
     run(["mount", s.dev, MNT])
     try:
-        if PG_PREWARM and s.caches:
-            prewarm(s, db.datadir)
+        if prewarm(s, db.datadir):
             phase("prewarm")
         db.start()
         phase("start")

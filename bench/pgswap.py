@@ -108,14 +108,12 @@ def prepare(s, golden):
     """The system created, the golden image copied onto it, its files
     prewarmed (as w_database()), left suspended in its random mode."""
     s.create()
-    g.run(["dd", f"if={golden}", f"of={s.dev}", "bs=4M", "oflag=direct", "status=none"])
-    s.random_mode()
-    if g.PG_PREWARM and s.caches:
-        g.run(["mount", s.dev, g.MNT])
-        try:
-            g.prewarm(s, g.DATABASES[DB].datadir)
-        finally:
-            g.run(["umount", g.MNT], check=False)
+    g.load_golden(s, golden)
+    g.run(["mount", s.dev, g.MNT])
+    try:
+        g.prewarm(s, g.DATABASES[DB].datadir)
+    finally:
+        g.run(["umount", g.MNT], check=False)
     suspend(s, True)
 
 
