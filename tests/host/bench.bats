@@ -524,3 +524,51 @@ PY
 	[ "${lines[0]}" = '[["start", 0], ["before-x-0", 0], ["x-0", 17]]' ]
 	[ "${lines[1]}" = "True" ]
 }
+
+@test "hostprof: host samples cut into the guest's fio rounds, per I/O by thread and code" {
+	local d=$BATS_TEST_TMPDIR/hp
+	mkdir -p "$d"
+	echo 700 >"$d/host-pid"
+	# 4.5 s rounds: windows [97, 99] and [197, 199], 2 s each.
+	printf '%s\n' '90.000 bench: starting' '100.000 bench: linear-hit-0: 100000 IOPS lat 1us' \
+		'200.000 bench: a-wt-hit-0: 50000 IOPS lat 2us' >"$d/host-stamps.txt"
+	awk 'BEGIN {
+		for (i = 0; i < 998; i++) {
+			printf "  701 %.6f:  7f0000000000 [unknown] (/tmp/perf-700.map)\n", 97 + i / 500
+			printf "  701 %.6f:  7f0000000000 [unknown] (/tmp/perf-700.map)\n", 197 + i / 500
+		}
+		for (i = 0; i < 499; i++)
+			printf "  700 %.6f:  ffffffff81000000 do_sys_poll ([kernel.kallsyms])\n", 97 + i / 250
+		# outside every window
+		printf "  701 99.500000:  7f0000000000 [unknown] (/tmp/perf-700.map)\n"
+		printf "  701 150.000000:  560000000000 qht_lookup_custom (/usr/bin/qemu-system-x86_64)\n"
+	}' >"$d/host-perf.txt"
+	run "$TOP/bench/hostprof.py" report "$d" 4.5 linear-hit a-wt-hit
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"linear-hit-0: 100000 IOPS, 10.0 us/IO wall, host CPU main  50% other 100%; host us/IO 15.0: main/kernel 5.0 other/JIT 10.0"* ]]
+	[[ "$output" == *"a-wt-hit-0: 50000 IOPS, 20.0 us/IO wall, host CPU main   0% other 100%; host us/IO 20.0: other/JIT 20.0"* ]]
+	[[ "$output" == *"other JIT JIT"*"10.00         20.00"* ]]
+	[[ "$output" == *"main kernel do_sys_poll"*"5.00          0.00"* ]]
+	[[ "$output" == *"total"*"15.00         20.00"* ]]
+	[[ "$output" != *qht_lookup* ]]
+}
+
+@test "hostprof: refuses a command line without its output directory or round length, and rounds with no samples" {
+	run "$TOP/bench/hostprof.sh" -k 6.1 -o "$BATS_TEST_TMPDIR/x" -- true
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: bench/hostprof.sh"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/x" ]
+	run "$TOP/bench/hostprof.py" report
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"usage: bench/hostprof.py"* ]]
+	# rounds, but no sample in any of them (perf recorded nothing)
+	local d=$BATS_TEST_TMPDIR/empty
+	mkdir -p "$d"
+	echo 700 >"$d/host-pid"
+	echo '100.000 bench: linear-hit-0: 100000 IOPS lat 1us' >"$d/host-stamps.txt"
+	: >"$d/host-perf.txt"
+	run "$TOP/bench/hostprof.py" report "$d" 4.5
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"hostprof: no samples in any round of $d (1 rounds in host-stamps.txt)"* ]]
+}
