@@ -90,10 +90,20 @@ def samples_by_round(rounds, samples, pid):
     return by
 
 
+def ios_of(r):
+    """The I/Os of round R's window."""
+    _, a, b, iops = r
+    return iops * (b - a)
+
+
+def host_us(n, ios):
+    """N samples as host microseconds per I/O, over IOS I/Os."""
+    return n / RATE / ios * 1e6
+
+
 def us_per_io(n, r):
     """N samples of round R as host microseconds per I/O."""
-    _, a, b, iops = r
-    return n / RATE / (iops * (b - a)) * 1e6
+    return host_us(n, ios_of(r))
 
 
 def round_table(rounds, by):
@@ -119,12 +129,12 @@ def symbol_table(rounds, by, prefixes, top=30):
     in host microseconds per I/O over those rounds."""
     sums = {p: collections.Counter() for p in prefixes}
     ios = collections.Counter()
-    for label, a, b, iops in rounds:
+    for r in rounds:
         for p in prefixes:
-            if label.startswith(p + "-"):
-                sums[p].update(by[label])
-                ios[p] += iops * (b - a)
-    per = {p: {k: n / RATE / ios[p] * 1e6 for k, n in sums[p].items()} for p in prefixes if ios[p]}
+            if r[0].startswith(p + "-"):
+                sums[p].update(by[r[0]])
+                ios[p] += ios_of(r)
+    per = {p: {k: host_us(n, ios[p]) for k, n in sums[p].items()} for p in prefixes if ios[p]}
     keys = collections.Counter()
     for p in per:
         for k, v in per[p].items():
