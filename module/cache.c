@@ -20,30 +20,97 @@
  * which flags it for the next journal commit (meta.c).
  */
 #include <linux/bitops.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "ssdcache.h"
 
-int ssdc_cache_alloc(struct ssdcache *sc)
+/*
+ * Kernel RAM that the tables below take for @sc's geometry, in bytes:
+ * per block, a slot word, a tag and a stamp; per set, its header and
+ * three bitmap bits; per map page, two bitmap bits.
+ */
+u64 ssdc_ram_bytes(const struct ssdcache *sc)
+{
+	return sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->tags) +
+				sizeof(*sc->stamps)) +
+	       (u64)sc->nr_sets * sizeof(*sc->sets) +
+	       3 * BITS_TO_LONGS(sc->nr_sets) * sizeof(unsigned long) +
+	       2 * BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
+}
+
+/*
+ * A zeroed table of @n entries of @size bytes. With a large cache one
+ * is gigabytes (8 bytes per block: 8 GiB for a 4 TiB cache of 4 KiB
+ * blocks), past the INT_MAX that kvmalloc() refuses with a warning:
+ * those come from vmalloc. Neither warns when RAM runs short, nor calls
+ * the OOM killer, which would kill some other program (a database) for
+ * RAM that is not charged to it: the table line fails instead.
+ */
+void *ssdc_table_alloc(size_t n, size_t size)
+{
+	const gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+	size_t bytes;
+
+	if (check_mul_overflow(n, size, &bytes))
+		return NULL;
+	if (bytes <= INT_MAX)
+		return kvmalloc(bytes, gfp);
+	return __vmalloc(bytes, gfp);
+}
+
+/*
+ * Whether the tables of @sc fit in the RAM the kernel calls available
+ * (MemAvailable): a table line for a cache whose map would not fit is
+ * refused before anything is allocated or written, with the figures.
+ */
+static int check_ram(struct ssdcache *sc, char **error)
+{
+	u64 need = ssdc_ram_bytes(sc);
+	u64 avail = (u64)si_mem_available() << PAGE_SHIFT;
+
+	if (need <= avail)
+		return 0;
+	DMERR("%s: %llu blocks of %llu bytes need %llu MiB of RAM (%u each), %llu MiB available",
+	      ssdcache_name(sc), sc->nr_blocks, (u64)sc->block_sectors << SECTOR_SHIFT,
+	      need >> 20, ssdc_ram_per_block(sc), avail >> 20);
+	*error = "Not enough RAM for the cache's block map (see the kernel log)";
+	return -ENOMEM;
+}
+
+/*
+ * Allocates the in-RAM cache for @sc's geometry, every slot FREE. On
+ * failure sets @error and returns an error, nothing allocated.
+ */
+int ssdc_cache_alloc(struct ssdcache *sc, char **error)
 {
 	size_t page_longs = BITS_TO_LONGS(sc->map_pages);
 	size_t set_longs = BITS_TO_LONGS(sc->nr_sets);
+	size_t ulong = sizeof(unsigned long);
 	u32 i;
+	int r;
 
-	sc->slots = kvcalloc(sc->nr_blocks, sizeof(*sc->slots), GFP_KERNEL);
+	r = check_ram(sc, error);
+	if (r)
+		return r;
+	sc->slots = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->slots));
 	/* All zero: an all-zero slot word's tag is ssdc_tag_of(0), 0. */
-	sc->tags = kvcalloc(sc->nr_blocks, sizeof(*sc->tags), GFP_KERNEL);
-	sc->stamps = kvcalloc(sc->nr_blocks, sizeof(*sc->stamps), GFP_KERNEL);
-	sc->sets = kvcalloc(sc->nr_sets, sizeof(*sc->sets), GFP_KERNEL);
-	sc->dirty_sets = kvcalloc(set_longs, sizeof(unsigned long), GFP_KERNEL);
-	sc->commit_sets = kvcalloc(set_longs, sizeof(unsigned long), GFP_KERNEL);
-	sc->pending_sets = kvcalloc(set_longs, sizeof(unsigned long), GFP_KERNEL);
-	sc->ckpt_pages = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
-	sc->map_cur = kvcalloc(page_longs, sizeof(unsigned long), GFP_KERNEL);
+	sc->tags = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->tags));
+	sc->stamps = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->stamps));
+	sc->sets = ssdc_table_alloc(sc->nr_sets, sizeof(*sc->sets));
+	sc->dirty_sets = ssdc_table_alloc(set_longs, ulong);
+	sc->commit_sets = ssdc_table_alloc(set_longs, ulong);
+	sc->pending_sets = ssdc_table_alloc(set_longs, ulong);
+	sc->ckpt_pages = ssdc_table_alloc(page_longs, ulong);
+	sc->map_cur = ssdc_table_alloc(page_longs, ulong);
 	if (!sc->slots || !sc->tags || !sc->stamps || !sc->sets || !sc->dirty_sets ||
 	    !sc->commit_sets || !sc->pending_sets || !sc->ckpt_pages || !sc->map_cur) {
 		ssdc_cache_free(sc);
+		DMERR("%s: cannot allocate %llu MiB of kernel RAM for %llu cache blocks",
+		      ssdcache_name(sc), ssdc_ram_bytes(sc) >> 20, sc->nr_blocks);
+		*error = "Cannot allocate RAM for the cache's block map";
 		return -ENOMEM;
 	}
 	/* Every slot word is 0: FREE. */
@@ -51,6 +118,8 @@ int ssdc_cache_alloc(struct ssdcache *sc)
 		spin_lock_init(&sc->sets[i].lock);
 		sc->sets[i].free = GENMASK_ULL(SSDCACHE_ASSOC - 1, 0);
 		sc->sets[i].open = SSDCACHE_ASSOC;
+		if (!(i % 65536))
+			cond_resched();
 	}
 	atomic64_set(&sc->used, 0);
 	atomic64_set(&sc->dirty, 0);

@@ -8,6 +8,7 @@
  * does not contain this file.
  */
 #include <linux/bug.h>
+#include <linux/mm.h>
 #include <linux/string.h>
 
 #include "ssdcache.h"
@@ -150,6 +151,35 @@ static int compare_map(struct ssdcache *sc)
 	return 0;
 }
 
+/*
+ * "selftest_big_table": a table of more than INT_MAX bytes, which
+ * kvmalloc() refuses with a warning, as the slot words of a cache of
+ * 2^28 blocks (1 TiB of 4 KiB blocks) take: allocated zeroed, its last
+ * entry written, freed.
+ */
+static int alloc_big_table(struct ssdcache *sc)
+{
+	size_t n = (size_t)INT_MAX / sizeof(u64) + 1;
+	u64 *t = ssdc_table_alloc(n, sizeof(u64));
+	bool zero;
+
+	if (!t) {
+		DMERR("%s: big_table: %zu bytes not allocated", ssdcache_name(sc),
+		      n * sizeof(u64));
+		return -ENOMEM;
+	}
+	zero = !t[0] && !t[n / 2] && !t[n - 1];
+	t[n - 1] = 1;
+	kvfree(t);
+	if (!zero) {
+		DMERR("%s: big_table: not zeroed", ssdcache_name(sc));
+		return -EUCLEAN;
+	}
+	DMINFO("%s: big_table: %zu bytes allocated, zeroed and freed",
+	       ssdcache_name(sc), n * sizeof(u64));
+	return 0;
+}
+
 int ssdcache_selftest_message(struct ssdcache *sc, unsigned int argc,
 			      char **argv)
 {
@@ -160,5 +190,7 @@ int ssdcache_selftest_message(struct ssdcache *sc, unsigned int argc,
 	}
 	if (argc == 1 && !strcasecmp(argv[0], "selftest_verify_map"))
 		return compare_map(sc);
+	if (argc == 1 && !strcasecmp(argv[0], "selftest_big_table"))
+		return alloc_big_table(sc);
 	return -ENOTTY;
 }

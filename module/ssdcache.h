@@ -632,7 +632,9 @@ int ssdc_rw_block(struct block_device *bdev, sector_t sector, void *buf,
 		  blk_opf_t opf);
 
 /* cache.c */
-int ssdc_cache_alloc(struct ssdcache *sc);
+u64 ssdc_ram_bytes(const struct ssdcache *sc);
+void *ssdc_table_alloc(size_t n, size_t size);
+int ssdc_cache_alloc(struct ssdcache *sc, char **error);
 void ssdc_cache_free(struct ssdcache *sc);
 long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
 long ssdc_take_free(struct ssdcache *sc, u32 set);
@@ -756,7 +758,7 @@ const char *ssdc_health_state(struct ssdcache *sc);
 
 /* target.c */
 int ssdc_set_tunable(struct ssdcache *sc, const char *key, const char *val);
-unsigned int ssdc_ram_per_block(struct ssdcache *sc);
+unsigned int ssdc_ram_per_block(const struct ssdcache *sc);
 
 /* seqcut.c */
 void ssdc_seq_init(struct ssdcache *sc);

@@ -287,13 +287,15 @@ int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error)
 	sc->sb.ckpt_seq = 0;
 	apply_geometry(sc);
 
+	/* Refused for want of RAM, the device is left as it was. */
+	r = ssdc_cache_alloc(sc, error);
+	if (r)
+		return r;
 	/*
 	 * Wipe the old superblocks first: if this format is interrupted, the
 	 * device holds no valid superblock, never one over a half-new map.
 	 */
-	r = ssdc_cache_alloc(sc);
-	if (!r)
-		r = ssdc_wipe_sbs(sc);
+	r = ssdc_wipe_sbs(sc);
 	if (!r)
 		r = ssdc_meta_format(sc);
 	if (!r)

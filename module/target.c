@@ -125,7 +125,7 @@ static int ssdcache_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		/* The map is loaded at the first resume: see ssdcache_preresume(). */
 		r = ssdc_load_sb(sc, &args, &ti->error);
 		if (!r)
-			r = ssdc_cache_alloc(sc);
+			r = ssdc_cache_alloc(sc, &ti->error);
 		if (!r)
 			r = ssdc_meta_init(sc);
 	}
@@ -194,15 +194,9 @@ static void ssdcache_dtr(struct dm_target *ti)
 }
 
 /* Kernel RAM per cache block, in bytes, rounded up. */
-unsigned int ssdc_ram_per_block(struct ssdcache *sc)
+unsigned int ssdc_ram_per_block(const struct ssdcache *sc)
 {
-	u64 bytes = sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->tags) +
-				    sizeof(*sc->stamps)) +
-		    (u64)sc->nr_sets * sizeof(*sc->sets) +
-		    3 * BITS_TO_LONGS(sc->nr_sets) * sizeof(unsigned long) +
-		    2 * BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
-
-	return DIV_ROUND_UP_ULL(bytes, sc->nr_blocks);
+	return DIV_ROUND_UP_ULL(ssdc_ram_bytes(sc), sc->nr_blocks);
 }
 
 static void emit_table(struct ssdcache *sc, char *result, unsigned int maxlen,

@@ -185,6 +185,12 @@ vm_checks() {
 			record FAIL "[$k] selftest map check: sound map not passed or torn map not caught"
 			tail -n 20 "$res/selftest-$k.out" | sed 's/^/    /'
 		fi
+		if grep -q 'a table past INT_MAX bytes is allocated' "$res/selftest-$k.out"; then
+			record PASS "[$k] selftest big table: a block-map table past INT_MAX bytes (a cache of 2^28 blocks) is allocated"
+		else
+			record FAIL "[$k] selftest big table: a table past INT_MAX bytes was not allocated"
+			grep big_table "$res/selftest-$k/kernel.log" 2>/dev/null | sed 's/^/    /'
+		fi
 		if [[ "$h" == *unload* ]] && grep -q 'could not be unloaded' "$res/selftest-$k.err"; then
 			record PASS "[$k] harness: a device left behind fails the run (module unload check)"
 		else

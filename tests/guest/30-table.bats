@@ -72,6 +72,25 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	SIZE=$((size - 8)) refused "$origin $cache writethrough 1 format" "Target length differs from the origin size"
 }
 
+@test "table: a cache whose block map would not fit in RAM is refused, unwritten" {
+	local big ram blocks
+	# 4 TiB that keep nothing: 2^30 blocks of 4 KiB, about 12 GiB of
+	# kernel RAM for their map, past this guest's RAM.
+	big=$(NULLB_MEMORY_BACKED=0 nullb_create tb_big 4194304 fast)
+	ram=$(awk '/^MemTotal/ {print $2}' /proc/meminfo)
+	[ "$ram" -lt $((8 << 20)) ] || skip "the guest has 8 GiB of RAM or more"
+	creation_refused "$origin $big writeback 1 format" "ssdcache: Not enough RAM for the cache's block map"
+	dmesg_since | grep -E "[0-9]{10} blocks of 4096 bytes need 1[0-9]{4} MiB of RAM \(12 each\), [0-9]+ MiB available" ||
+		fail "no figures in the kernel log: $(dmesg_since)"
+	! dmesg_since | grep -E "Out of memory|oom-kill|vmalloc error|page allocation failure" ||
+		fail "the refusal went through the allocator"
+	# The same device with 1 MiB blocks: 4 Mi blocks, 48 MiB of RAM.
+	dm_create ok "0 $size ssdcache $origin $big writeback 3 format block_size 1048576"
+	blocks=$(ssdc_stat ok blocks)
+	[[ $blocks == 0/* ]] && [ "${blocks#0/}" -gt 4000000 ] || fail "blocks: $blocks"
+	dm_remove ok
+}
+
 @test "table: a device in use elsewhere is refused" {
 	dm_linear_create user "$cache"
 	refused "$origin $cache writethrough 1 format" "Cache device is in use by another device"

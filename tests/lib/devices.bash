@@ -57,7 +57,8 @@ nullb_model() {
 
 # nullb_create NAME SIZE_MB MODEL [CACHE_MB] [BLOCKSIZE] -> prints /dev/NAME
 # NULLB_MAX_SECTORS in the environment: the disk's largest request in
-# sectors (null_blk's default: 255).
+# sectors (null_blk's default: 255). NULLB_MEMORY_BACKED=0: a disk that
+# keeps nothing (reads return zeros), of any size at no RAM.
 nullb_create() {
 	local name=$1 size=$2 model=$3 cache=${4:-0} bs=${5:-512}
 	local d=$NULLB_CFS/$name
@@ -66,7 +67,7 @@ nullb_create() {
 	_devices_register nullb "$name"
 	echo "$size" >"$d/size"
 	echo "$bs" >"$d/blocksize"
-	echo 1 >"$d/memory_backed"
+	echo "${NULLB_MEMORY_BACKED:-1}" >"$d/memory_backed"
 	nullb_model "$d" "$model" || return 1
 	if [ -n "${NULLB_MAX_SECTORS:-}" ]; then
 		echo "$NULLB_MAX_SECTORS" >"$d/max_sectors" || return 1

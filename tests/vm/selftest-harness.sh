@@ -5,7 +5,8 @@
 #  - leaves its ssdcache device behind, so the module cannot be unloaded
 #    at the end (vm-run's unload check);
 # and it shows that selftest_verify_map, make stress's check of the block
-# map on the SSD against RAM, passes a sound map and fails a torn one.
+# map on the SSD against RAM, passes a sound map and fails a torn one,
+# and that a block-map table of more than INT_MAX bytes is allocated.
 # check.sh expects vm-run to fail with both problems reported.
 set -eu
 SSDC_REGISTRY=$(mktemp)
@@ -26,5 +27,9 @@ python3 "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" flip-map "$cache" 0
 dmsetup message selftest 0 selftest_verify_map 2>/dev/null ||
 	echo "selftest-harness: verify_map fails a torn map"
 dmsetup resume selftest
+# A block-map table past the INT_MAX bytes kvmalloc() takes (a cache of
+# 2^28 blocks): check.sh looks for this line.
+dmsetup message selftest 0 selftest_big_table &&
+	echo "selftest-harness: a table past INT_MAX bytes is allocated"
 dmsetup message selftest 0 selftest_warn
 echo "selftest-harness: warning requested, device left in place"
