@@ -22,38 +22,64 @@
 /*
  * The kernel log's last device-mapper line about ssdcache (a table the
  * target refused, a cache it could not load), timestamp included so that
- * a repeated message still differs; "" if none can be read.
+ * a repeated message still differs; "" if none can be read. With @prev,
+ * the line before it there too.
  */
-static void last_dm_line(char *out, size_t len)
+static void last_dm_lines(char *out, char *prev, size_t len)
 {
 	int size = klogctl(10, NULL, 0);	/* SYSLOG_ACTION_SIZE_BUFFER */
 	char *buf, *line, *save = NULL;
 
 	out[0] = 0;
+	if (prev)
+		prev[0] = 0;
 	if (size <= 0 || !(buf = malloc(size + 1)))
 		return;
 	size = klogctl(3, buf, size);		/* SYSLOG_ACTION_READ_ALL */
 	buf[size > 0 ? size : 0] = 0;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		if (strstr(line, "device-mapper: ") && strstr(line, "ssdcache") &&
-		    !strstr(line, "preresume failed"))	/* dm's echo of ours */
+		    !strstr(line, "preresume failed")) {	/* dm's echo of ours */
+			if (prev)
+				snprintf(prev, len, "%s", out);
 			snprintf(out, len, "%s", line);
+		}
 	free(buf);
 }
 
-/* Says why the kernel refused, if its log has a new line about it. */
+static void last_dm_line(char *out, size_t len)
+{
+	last_dm_lines(out, NULL, len);
+}
+
+/* The text of kernel log line @line after its "device-mapper: ". */
+static const char *dm_text(const char *line)
+{
+	const char *t = strstr(line, "device-mapper: ");
+
+	return t ? t + strlen("device-mapper: ") : NULL;
+}
+
+/*
+ * Says why the kernel refused, if its log has a new line about it; with
+ * the line before it when the reason points to the log for details (the
+ * figures of a cache too large for RAM).
+ */
 static int kernel_refused(const char *cmd, const char *before, const char *what)
 {
-	char after[512];
-	const char *reason;
+	char after[512], prev[512];
+	const char *reason, *detail;
 
-	last_dm_line(after, sizeof(after));
-	reason = strstr(after, "device-mapper: ");
-	if (after[0] && strcmp(before, after) && reason)
-		return ERR("ssdcachectl %s: the kernel refused %s: %s\n", cmd, what,
-			   reason + strlen("device-mapper: "));
-	return ERR("ssdcachectl %s: the kernel refused %s (see the kernel log: dmesg | tail)\n",
-		   cmd, what);
+	last_dm_lines(after, prev, sizeof(after));
+	reason = dm_text(after);
+	detail = dm_text(prev);
+	if (!after[0] || !strcmp(before, after) || !reason)
+		return ERR("ssdcachectl %s: the kernel refused %s (see the kernel log: dmesg | tail)\n",
+			   cmd, what);
+	if (strstr(reason, "see the kernel log") && detail && strcmp(before, prev))
+		return ERR("ssdcachectl %s: the kernel refused %s: %s\n  %s\n", cmd, what,
+			   reason, detail);
+	return ERR("ssdcachectl %s: the kernel refused %s: %s\n", cmd, what, reason);
 }
 
 static const char *mode_word(const char *m)

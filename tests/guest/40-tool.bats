@@ -170,6 +170,21 @@ dirty_cache() {
 	[[ "$name" == ssdc-* ]] || fail "load named it $name"
 }
 
+@test "ssdcachectl create: a cache too large for RAM is refused with the kernel's figures" {
+	dev=$(nullb_create lco 64 fast)
+	# 4 TiB that keep nothing: about 12 GiB of kernel RAM for the map.
+	big=$(NULLB_MEMORY_BACKED=0 nullb_create lcb 4194304 fast)
+	[ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -lt $((8 << 20)) ] ||
+		skip "the guest has 8 GiB of RAM or more"
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$big"
+	[ "$status" -eq 1 ] || fail "create: $status $output"
+	[[ "$output" == *"the kernel refused the new cache: table: "*"Not enough RAM for the cache's block map"* ]] ||
+		fail "no reason: $output"
+	[[ "$output" == *"blocks of 4096 bytes need "*" MiB of RAM (12 each), "*" MiB available"* ]] ||
+		fail "no figures: $output"
+	! dmsetup info lc >/dev/null 2>&1 || fail "lc was created"
+}
+
 @test "ssdcachectl create: refuses a cache holding a filesystem, a partition table or a cache, and devices in use" {
 	dev=$(nullb_create lco 64 fast)
 	cache=$(nullb_create lcc 16 fast)
