@@ -105,6 +105,34 @@ load_refused() {
 	[ "$status" -eq 1 ] || fail "dump of a damaged cache: $status"
 }
 
+@test "load: a block mapped twice anywhere in its set is refused; two blocks sharing a lookup tag are not" {
+	# The load looks up only the slots whose tag an earlier slot of the
+	# set had: a copy across the tags' 64-bit words, and in the last one.
+	for pair in "5 50" "7 8" "54 55"; do
+		fresh_cache
+		python3 -S "$META" dup-map "$cache" $pair
+		run "$SSDCACHECTL" check "$cache"
+		[ "$status" -eq 4 ] && [[ "$output" == *"mapped twice (cache blocks ${pair% *} and ${pair#* })"* ]] ||
+			fail "dup-map $pair: $status $output"
+		dmesg_mark
+		load_refused
+		dmesg_since | grep -q "set 0 maps an origin block twice" || fail "dup-map $pair: $(dmesg_since)"
+		devices_cleanup
+	done
+	fresh_cache
+	read -r x y < <(python3 -S "$META" tag-twins "$cache" 3 40)
+	[ -n "$y" ] || fail "no tag twins"
+	run "$SSDCACHECTL" check "$cache"
+	[ "$status" -eq 0 ] || fail "tag twins: check: $status $output"
+	run "$SSDCACHECTL" load "$cache" ck
+	[ "$status" -eq 0 ] || fail "tag twins: load: $output"
+	# Both are cached: a read of each is a hit.
+	udevadm settle
+	hits=$(ssdc_stat ck read_hits)
+	read_blocks /dev/mapper/ck "$x" "$y"
+	assert_eq $((hits + 2)) "$(ssdc_stat ck read_hits)" "read hits on blocks $x and $y"
+}
+
 @test "check: an unreadable or missing device is an operational error; bad usage is 16" {
 	run "$SSDCACHECTL" check /dev/nosuch
 	[ "$status" -eq 8 ] || fail "missing: $status $output"

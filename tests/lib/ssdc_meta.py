@@ -17,8 +17,15 @@ need a precise corruption (include/ssdcache_format.h is the reference).
     ssdc_meta.py bad-jrec-empty DEV      the same with an empty entry (0) for
                                          that block: no block may be set,
                                          not even to empty, past the end
-    ssdc_meta.py dup-map DEV             map one origin block twice in set 0
-                                         (map page 0, checksums recomputed)
+    ssdc_meta.py dup-map DEV [A B]       map one origin block twice in set 0,
+                                         in cache blocks A and B (default 0
+                                         and 1; map page 0, checksums
+                                         recomputed)
+    ssdc_meta.py tag-twins DEV A B       map two origin blocks of set 0 that
+                                         share a lookup tag in cache blocks
+                                         A and B, a sound map; prints them
+                                         (set 0's other slots emptied, by
+                                         dup-map too)
 """
 import os
 import struct
@@ -123,25 +130,56 @@ def set_of(oblock, nr_sets, shift):
     return (h * nr_sets) >> 32
 
 
-def dup_map(f):
-    """Maps one origin block in cache blocks 0 and 1 (set 0), checksums right."""
-    sb = best_sb(f)
-    start, pages = sb_field(sb, "map_start"), sb_field(sb, "map_pages")
+def tag_of(oblock):
+    """The module's lookup tag of an origin block (ssdc_tag_of())."""
+    return ((oblock * 0xc2b2ae3d27d4eb4f) & (2**64 - 1)) >> 56
+
+
+def set0_blocks(sb):
+    """Set 0's origin blocks, in order, within the origin."""
     nr_sets = sb_field(sb, "nr_blocks") // 56
     shift = sb_field(sb, "set_shift")
-    oblock = next(b for b in range(1 << 20) if set_of(b, nr_sets, shift) == 0)
-    entry = struct.pack("<Q", (1 << 63) | oblock)
+    origin = sb_field(sb, "origin_sectors") // sb_field(sb, "block_sectors")
+    return [b for b in range(origin) if set_of(b, nr_sets, shift) == 0]
+
+
+def map_entries(f, entries):
+    """Makes set 0 hold just {cache block: origin block} (VALID, clean;
+    its other slots empty), in both copies of map page 0, checksums
+    right."""
+    sb = best_sb(f)
+    start, pages = sb_field(sb, "map_start"), sb_field(sb, "map_pages")
     for copy in (0, 1):
         off = (start + copy * pages * 8) * 512
         f.seek(off)
         page = bytearray(f.read(4096))
         if struct.unpack_from("<I", page, 0)[0] != 0x504d4353:
             continue
-        page[64:72] = entry
-        page[72:80] = entry
+        for slot in range(56):
+            e = (1 << 63) | entries[slot] if slot in entries else 0
+            struct.pack_into("<Q", page, 64 + 8 * slot, e)
         struct.pack_into("<I", page, 4, block_csum(page, 4))
         f.seek(off)
         f.write(page)
+
+
+def dup_map(f, a=0, b=1):
+    """Maps one origin block in cache blocks a and b (set 0)."""
+    oblock = set0_blocks(best_sb(f))[0]
+    map_entries(f, {a: oblock, b: oblock})
+
+
+def tag_twins(f, a, b):
+    """Maps two origin blocks of set 0 that share a lookup tag in cache
+    blocks a and b, a sound map; prints the two origin blocks."""
+    seen = {}
+    for oblock in set0_blocks(best_sb(f)):
+        if tag_of(oblock) in seen:
+            map_entries(f, {a: seen[tag_of(oblock)], b: oblock})
+            print(seen[tag_of(oblock)], oblock)
+            return
+        seen[tag_of(oblock)] = oblock
+    raise SystemExit("tag-twins: no two blocks of set 0 share a tag")
 
 
 def set_sb(f, name, value):
@@ -187,7 +225,8 @@ def print_sb_field(f, name):
 WRITERS = {
     "set-sb": lambda f, a: set_sb(f, a[0], int(a[1], 0)),
     "flip-map": lambda f, a: flip_map(f, int(a[0])),
-    "dup-map": lambda f, a: dup_map(f),
+    "dup-map": lambda f, a: dup_map(f, *map(int, a)),
+    "tag-twins": lambda f, a: tag_twins(f, int(a[0]), int(a[1])),
     "bad-jrec": lambda f, a: bad_jrec(f),
     "bad-jrec-empty": lambda f, a: bad_jrec(f, 0),
     "flip": lambda f, a: flip(f, int(a[0], 0)),
