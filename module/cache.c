@@ -610,8 +610,12 @@ static int invalidate_block(struct ssdcache *sc, u32 set, u64 s)
 /*
  * Calls @fn for every slot in use (not FREE) that holds an origin block in
  * [first, last], under its set's lock, until @fn returns true. A range of
- * fewer blocks than the cache has is walked block by block, in order;
- * else every slot is looked at once, which is cheaper.
+ * fewer blocks than the cache has sets is walked block by block, in order
+ * (each block reads its set's SSDCACHE_ASSOC slot words); else every slot
+ * is looked at once, which is cheaper: a block-by-block walk of a range
+ * as large as the cache read SSDCACHE_ASSOC times as many slot words, and
+ * in a cache of a few TiB took tens of seconds. Process context: the
+ * whole walk gives the CPU up now and then.
  */
 void ssdc_walk_range(struct ssdcache *sc, u64 first, u64 last, ssdc_walk_fn fn, void *arg)
 {
@@ -620,8 +624,10 @@ void ssdc_walk_range(struct ssdcache *sc, u64 first, u64 last, ssdc_walk_fn fn, 
 	u64 b, s, end;
 	u32 set;
 
-	if (last - first >= sc->nr_blocks) {
+	if (last - first >= sc->nr_sets) {
 		for (set = 0; set < sc->nr_sets && !stop; set++) {
+			if (!(set % 4096))
+				cond_resched();
 			spin_lock_irqsave(&sc->sets[set].lock, flags);
 			end = (u64)(set + 1) * SSDCACHE_ASSOC;
 			for (s = (u64)set * SSDCACHE_ASSOC; s < end && !stop; s++) {
