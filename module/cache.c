@@ -88,7 +88,6 @@ int ssdc_cache_alloc(struct ssdcache *sc, char **error)
 {
 	size_t page_longs = BITS_TO_LONGS(sc->map_pages);
 	size_t set_longs = BITS_TO_LONGS(sc->nr_sets);
-	size_t ulong = sizeof(unsigned long);
 	u32 i;
 	int r;
 
@@ -100,11 +99,11 @@ int ssdc_cache_alloc(struct ssdcache *sc, char **error)
 	sc->tags = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->tags));
 	sc->stamps = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->stamps));
 	sc->sets = ssdc_table_alloc(sc->nr_sets, sizeof(*sc->sets));
-	sc->dirty_sets = ssdc_table_alloc(set_longs, ulong);
-	sc->commit_sets = ssdc_table_alloc(set_longs, ulong);
-	sc->pending_sets = ssdc_table_alloc(set_longs, ulong);
-	sc->ckpt_pages = ssdc_table_alloc(page_longs, ulong);
-	sc->map_cur = ssdc_table_alloc(page_longs, ulong);
+	sc->dirty_sets = ssdc_table_alloc(set_longs, sizeof(unsigned long));
+	sc->commit_sets = ssdc_table_alloc(set_longs, sizeof(unsigned long));
+	sc->pending_sets = ssdc_table_alloc(set_longs, sizeof(unsigned long));
+	sc->ckpt_pages = ssdc_table_alloc(page_longs, sizeof(unsigned long));
+	sc->map_cur = ssdc_table_alloc(page_longs, sizeof(unsigned long));
 	if (!sc->slots || !sc->tags || !sc->stamps || !sc->sets || !sc->dirty_sets ||
 	    !sc->commit_sets || !sc->pending_sets || !sc->ckpt_pages || !sc->map_cur) {
 		ssdc_cache_free(sc);
