@@ -73,12 +73,8 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 }
 
 @test "table: a cache whose block map would not fit in RAM is refused, unwritten" {
-	local big ram blocks
-	# 4 TiB that keep nothing: 2^30 blocks of 4 KiB, about 12 GiB of
-	# kernel RAM for their map, past this guest's RAM.
-	big=$(NULLB_MEMORY_BACKED=0 nullb_create tb_big 4194304 fast)
-	ram=$(awk '/^MemTotal/ {print $2}' /proc/meminfo)
-	[ "$ram" -lt $((8 << 20)) ] || skip "the guest has 8 GiB of RAM or more"
+	local big=/dev/tb_big blocks
+	nullb_past_ram tb_big
 	creation_refused "$origin $big writeback 1 format" "ssdcache: Not enough RAM for the cache's block map"
 	dmesg_since | grep -E "[0-9]{10} blocks of 4096 bytes need 1[0-9]{4} MiB of RAM \(12 each\), [0-9]+ MiB available" ||
 		fail "no figures in the kernel log: $(dmesg_since)"

@@ -172,11 +172,8 @@ dirty_cache() {
 
 @test "ssdcachectl create: a cache too large for RAM is refused with the kernel's figures" {
 	dev=$(nullb_create lco 64 fast)
-	# 4 TiB that keep nothing: about 12 GiB of kernel RAM for the map.
-	big=$(NULLB_MEMORY_BACKED=0 nullb_create lcb 4194304 fast)
-	[ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -lt $((8 << 20)) ] ||
-		skip "the guest has 8 GiB of RAM or more"
-	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$big"
+	nullb_past_ram lcb
+	run "$SSDCACHECTL" create lc --origin "$dev" --cache /dev/lcb
 	[ "$status" -eq 1 ] || fail "create: $status $output"
 	[[ "$output" == *"the kernel refused the new cache: table: "*"Not enough RAM for the cache's block map"* ]] ||
 		fail "no reason: $output"

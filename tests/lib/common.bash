@@ -68,6 +68,16 @@ assert_eq() {
 	[ "$1" = "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
 }
 
+# nullb_past_ram NAME: /dev/NAME, a 4 TiB null_blk that keeps nothing: a
+# cache of 4 KiB blocks on it (about 2^30 of them) needs about 12 GiB of
+# kernel RAM for its block map. Skips the test in a guest of 8 GiB of RAM
+# or more, where that might fit. Not in $(...): skip must run in the test.
+nullb_past_ram() {
+	[ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -lt $((8 << 20)) ] ||
+		skip "the guest has 8 GiB of RAM or more"
+	NULLB_MEMORY_BACKED=0 nullb_create "$1" 4194304 fast >/dev/null
+}
+
 # ssdc_create NAME ORIGIN CACHE MODE [OPT...] -> prints /dev/mapper/NAME
 # An ssdcache device over ORIGIN with CACHE; OPTs are the optional table
 # arguments, e.g. "format" or "format block_size 65536".
