@@ -7,10 +7,10 @@
  * u64 slot word, a u8 lookup tag and a u16 policy stamp, plus each set's
  * header shared by its SSDCACHE_ASSOC slots and a few bits per map page.
  *
- * A lookup compares the tags of a set's slots eight at a time, as one
- * 64-bit word, and reads the slot words only where a tag matches: a
- * lookup then costs a few words' work instead of SSDCACHE_ASSOC slot
- * compares. Each set also keeps its FREE slots as bits and its FREE or
+ * A lookup (inline, in ssdcache.h) compares the tags of a set's slots
+ * eight at a time, as one 64-bit word, and reads the slot words only
+ * where a tag matches: a lookup then costs a few words' work instead of
+ * SSDCACHE_ASSOC slot compares. Each set also keeps its FREE slots as bits and its FREE or
  * EVICTING ones as a count, kept by ssdc_slot_write() with the tags, so
  * that an insertion finds a free slot without reading the slot words.
  *
@@ -145,98 +145,6 @@ void ssdc_cache_free(struct ssdcache *sc)
 	sc->pending_sets = NULL;
 	sc->ckpt_pages = NULL;
 	sc->map_cur = NULL;
-}
-
-/* A byte of @b in each byte of a word. */
-#define SSDC_BYTES(b)	(0x0101010101010101ULL * (u8)(b))
-
-static_assert(SSDCACHE_ASSOC % 8 == 0);
-
-/*
- * The tags of the 8 slots at @tags that may equal @tag: bit 8k+7 for the
- * k-th. Exact for the lowest match; a byte above a match may show one too
- * (the subtraction's borrow), never a match be missed.
- */
-static inline u64 tag_matches(const u8 *tags, u8 tag)
-{
-	/* Aligned: a set's tags start at a multiple of SSDCACHE_ASSOC. */
-	u64 x = le64_to_cpup((const __le64 *)tags) ^ SSDC_BYTES(tag);
-
-	return (x - SSDC_BYTES(1)) & ~x & SSDC_BYTES(0x80);
-}
-
-/* What a slot search looks for: see find_slot(). */
-enum ssdc_find {
-	SSDC_FIND_CACHED,	/* VALID, or FILLING and not cancelled */
-	SSDC_FIND_EVICTING,	/* EVICTING, invalid entry not yet durable */
-};
-
-/* An EVICTING slot word whose invalid entry is not yet durable. */
-static inline bool evicting_unwritten(u64 v)
-{
-	return ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN);
-}
-
-static bool find_wanted(u64 v, enum ssdc_find what)
-{
-	enum ssdc_slot_state st = ssdc_slot_state(v);
-
-	if (what == SSDC_FIND_EVICTING)
-		return evicting_unwritten(v);
-	/*
-	 * A cancelled FILLING slot never becomes VALID: its write only runs
-	 * out. The block may have a newer slot already (a write that
-	 * cancelled a fill took one), and a lookup that found the dead one
-	 * first would miss it: a read would go to the origin, and a second
-	 * write would take a third slot, leaving the block dirty twice.
-	 */
-	return st == SSDC_SLOT_VALID ||
-	       (st == SSDC_SLOT_FILLING && !(v & SSDC_SF_CANCEL));
-}
-
-/*
- * The first slot of @set, in slot order, that holds @oblock in the state
- * @what asks for, or -1. Only slots whose tag matches are read. Caller
- * holds the set lock.
- */
-static long find_slot(struct ssdcache *sc, u32 set, u64 oblock, enum ssdc_find what)
-{
-	u64 first = (u64)set * SSDCACHE_ASSOC;
-	u8 tag = ssdc_tag_of(oblock);
-	unsigned int i;
-
-	for (i = 0; i < SSDCACHE_ASSOC; i += 8) {
-		u64 m;
-
-		for (m = tag_matches(sc->tags + first + i, tag); m; m &= m - 1) {
-			u64 s = first + i + __ffs64(m) / 8;
-			u64 v = sc->slots[s];
-
-			if (ssdc_slot_oblock(v) == oblock && find_wanted(v, what))
-				return s;
-		}
-	}
-	return -1;
-}
-
-/*
- * The slot holding @oblock (VALID, or FILLING and not cancelled) in
- * @set, or -1. Caller holds the set lock.
- */
-long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock)
-{
-	return find_slot(sc, set, oblock, SSDC_FIND_CACHED);
-}
-
-/*
- * Does @set hold an EVICTING slot for @oblock whose invalid entry is not
- * yet durable? Then the SSD's map may still call @oblock VALID: a write of
- * it to the origin must wait for the next commit, and no clean copy may
- * be installed. Caller holds the set lock.
- */
-bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
-{
-	return find_slot(sc, set, oblock, SSDC_FIND_EVICTING) >= 0;
 }
 
 /*
@@ -558,33 +466,6 @@ void ssdc_evict_ahead(struct ssdcache *sc, u32 set)
 }
 
 /*
- * Ends an I/O that pinned the @n slots from @slot, all in one set, under
- * one hold of its lock. The last pin of an EVICTING slot whose invalid
- * entry is already on disk frees it. Returns 0 if none of the slots is
- * dirty now, else 1 + the index of the last dirty one.
- */
-unsigned int ssdc_slots_unpin(struct ssdcache *sc, u64 slot, unsigned int n)
-{
-	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
-	unsigned int i, dirty = 0;
-	unsigned long flags;
-
-	spin_lock_irqsave(&st->lock, flags);
-	for (i = 0; i < n; i++) {
-		u64 v = sc->slots[slot + i] - SSDC_SLOT_PIN;
-
-		if (!ssdc_slot_pins(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
-		    (v & SSDC_SF_WRITTEN))
-			v = ssdc_slot_make(0, SSDC_SLOT_FREE);
-		ssdc_slot_write(sc, slot + i, v);
-		if (ssdc_slot_dirty(v))
-			dirty = i + 1;
-	}
-	spin_unlock_irqrestore(&st->lock, flags);
-	return dirty;
-}
-
-/*
  * Invalidates one block for a write or discard to the origin; see
  * ssdc_invalidate_range(). Returns 1 if a commit must come first, 0 if
  * not, -1 if the block is dirty (and then left alone).
@@ -600,7 +481,7 @@ static int invalidate_block(struct ssdcache *sc, u32 set, u64 s)
 	case SSDC_SLOT_FILLING:
 		return ssdc_invalidate_locked(sc, set, s);
 	case SSDC_SLOT_EVICTING:
-		return evicting_unwritten(v);
+		return ssdc_evicting_unwritten(v);
 	default:
 		return 0;
 	}

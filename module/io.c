@@ -965,7 +965,8 @@ static unsigned int hit_run(struct ssdcache *sc, struct bio *bio, u32 set, u64 s
  * the blocks after it that the slots after it hold (hit_run()), else
  * from the origin, with the uncached blocks after it (miss_run()).
  */
-static int map_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, u64 oblock)
+static __always_inline int map_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
+				    u64 oblock)
 {
 	u32 set = ssdc_set_of(sc, oblock);
 	struct ssdc_set *st = &sc->sets[set];

@@ -7,6 +7,8 @@
 
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
@@ -449,6 +451,23 @@ static inline void ssdc_count_bio(struct ssdcache *sc, bool ssd, struct bio *bio
 		ssdc_count_io(sc, ssd, op_is_write(bio_op(bio)), bio->bi_iter.bi_size);
 }
 
+/*
+ * Counts a read served now, mapped at @start_ns (ssdc_clock_ns()), in
+ * histogram @which. The clock may differ a little between CPUs: a read
+ * that seems to end before it began took no time. Inline: every read
+ * that completes runs it.
+ */
+static inline void ssdc_account_latency(struct ssdcache *sc, enum ssdc_lat which, u64 start_ns)
+{
+	u64 now = ssdc_clock_ns();
+	u64 ns = now > start_ns ? now - start_ns : 0;
+	u64 us = div_u64(ns, NSEC_PER_USEC);
+	unsigned int b = us ? min_t(unsigned int, ilog2(us), SSDC_LAT_BUCKETS - 1) : 0;
+
+	this_cpu_inc(sc->stats->lat[which][b]);
+	this_cpu_add(sc->stats->lat_sum_ns[which], ns);
+}
+
 static inline struct ssdc_bio *ssdc_pb(struct bio *bio)
 {
 	return dm_per_bio_data(bio, sizeof(struct ssdc_bio));
@@ -613,6 +632,129 @@ static inline void ssdc_touch(struct ssdcache *sc, u32 set, u64 slot, bool inser
 		sc->stamps[slot] = ++sc->sets[set].clock;
 }
 
+/* ---- the lookup and the pins: inline, the hit path runs them ---- */
+
+/* A byte of @b in each byte of a word. */
+#define SSDC_BYTES(b)	(0x0101010101010101ULL * (u8)(b))
+
+static_assert(SSDCACHE_ASSOC % 8 == 0);
+
+/*
+ * The tags of the 8 slots at @tags that may equal @tag: bit 8k+7 for the
+ * k-th. Exact for the lowest match; a byte above a match may show one too
+ * (the subtraction's borrow), never a match be missed.
+ */
+static inline u64 ssdc_tag_matches(const u8 *tags, u8 tag)
+{
+	/* Aligned: a set's tags start at a multiple of SSDCACHE_ASSOC. */
+	u64 x = le64_to_cpup((const __le64 *)tags) ^ SSDC_BYTES(tag);
+
+	return (x - SSDC_BYTES(1)) & ~x & SSDC_BYTES(0x80);
+}
+
+/* What a slot search looks for: see ssdc_find_slot(). */
+enum ssdc_find {
+	SSDC_FIND_CACHED,	/* VALID, or FILLING and not cancelled */
+	SSDC_FIND_EVICTING,	/* EVICTING, invalid entry not yet durable */
+};
+
+/* An EVICTING slot word whose invalid entry is not yet durable. */
+static inline bool ssdc_evicting_unwritten(u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_EVICTING && !(v & SSDC_SF_WRITTEN);
+}
+
+static inline bool ssdc_find_wanted(u64 v, enum ssdc_find what)
+{
+	enum ssdc_slot_state st = ssdc_slot_state(v);
+
+	if (what == SSDC_FIND_EVICTING)
+		return ssdc_evicting_unwritten(v);
+	/*
+	 * A cancelled FILLING slot never becomes VALID: its write only runs
+	 * out. The block may have a newer slot already (a write that
+	 * cancelled a fill took one), and a lookup that found the dead one
+	 * first would miss it: a read would go to the origin, and a second
+	 * write would take a third slot, leaving the block dirty twice.
+	 */
+	return st == SSDC_SLOT_VALID ||
+	       (st == SSDC_SLOT_FILLING && !(v & SSDC_SF_CANCEL));
+}
+
+/*
+ * The first slot of @set, in slot order, that holds @oblock in the state
+ * @what asks for, or -1. Only slots whose tag matches are read. Caller
+ * holds the set lock. Inline: the map of every read and write runs it.
+ */
+static __always_inline long ssdc_find_slot(struct ssdcache *sc, u32 set, u64 oblock,
+					   enum ssdc_find what)
+{
+	u64 first = (u64)set * SSDCACHE_ASSOC;
+	u8 tag = ssdc_tag_of(oblock);
+	unsigned int i;
+
+	for (i = 0; i < SSDCACHE_ASSOC; i += 8) {
+		u64 m;
+
+		for (m = ssdc_tag_matches(sc->tags + first + i, tag); m; m &= m - 1) {
+			u64 s = first + i + __ffs64(m) / 8;
+			u64 v = sc->slots[s];
+
+			if (ssdc_slot_oblock(v) == oblock && ssdc_find_wanted(v, what))
+				return s;
+		}
+	}
+	return -1;
+}
+
+/*
+ * The slot holding @oblock (VALID, or FILLING and not cancelled) in
+ * @set, or -1. Caller holds the set lock.
+ */
+static inline long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock)
+{
+	return ssdc_find_slot(sc, set, oblock, SSDC_FIND_CACHED);
+}
+
+/*
+ * Does @set hold an EVICTING slot for @oblock whose invalid entry is not
+ * yet durable? Then the SSD's map may still call @oblock VALID: a write of
+ * it to the origin must wait for the next commit, and no clean copy may
+ * be installed. Caller holds the set lock.
+ */
+static inline bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock)
+{
+	return ssdc_find_slot(sc, set, oblock, SSDC_FIND_EVICTING) >= 0;
+}
+
+/*
+ * Ends an I/O that pinned the @n slots from @slot, all in one set, under
+ * one hold of its lock. The last pin of an EVICTING slot whose invalid
+ * entry is already on disk frees it. Returns 0 if none of the slots is
+ * dirty now, else 1 + the index of the last dirty one. Inline: every
+ * hit's completion runs it.
+ */
+static inline unsigned int ssdc_slots_unpin(struct ssdcache *sc, u64 slot, unsigned int n)
+{
+	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
+	unsigned int i, dirty = 0;
+	unsigned long flags;
+
+	spin_lock_irqsave(&st->lock, flags);
+	for (i = 0; i < n; i++) {
+		u64 v = sc->slots[slot + i] - SSDC_SLOT_PIN;
+
+		if (!ssdc_slot_pins(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
+		    (v & SSDC_SF_WRITTEN))
+			v = ssdc_slot_make(0, SSDC_SLOT_FREE);
+		ssdc_slot_write(sc, slot + i, v);
+		if (ssdc_slot_dirty(v))
+			dirty = i + 1;
+	}
+	spin_unlock_irqrestore(&st->lock, flags);
+	return dirty;
+}
+
 /* args.c */
 int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 		    struct ssdc_args *args);
@@ -636,10 +778,8 @@ u64 ssdc_ram_bytes(const struct ssdcache *sc);
 void *ssdc_table_alloc(size_t n, size_t size);
 int ssdc_cache_alloc(struct ssdcache *sc, char **error);
 void ssdc_cache_free(struct ssdcache *sc);
-long ssdc_lookup(struct ssdcache *sc, u32 set, u64 oblock);
 long ssdc_take_free(struct ssdcache *sc, u32 set);
 long ssdc_take_free_for(struct ssdcache *sc, u32 set, u64 oblock, unsigned int want);
-bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock);
 void ssdc_touch_cold(struct ssdcache *sc, u32 set, u64 slot);
 void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v);
 bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot);
@@ -648,7 +788,6 @@ void ssdc_mark_unsynced_locked(struct ssdcache *sc, u64 slot);
 void ssdc_evict_one(struct ssdcache *sc, u32 set);
 void ssdc_evict_for_next(struct ssdcache *sc, u32 set);
 void ssdc_evict_ahead(struct ssdcache *sc, u32 set);
-unsigned int ssdc_slots_unpin(struct ssdcache *sc, u64 slot, unsigned int n);
 typedef bool (*ssdc_walk_fn)(struct ssdcache *sc, u32 set, u64 slot, void *arg);
 void ssdc_walk_range(struct ssdcache *sc, u64 first, u64 last, ssdc_walk_fn fn, void *arg);
 bool ssdc_invalidate_range(struct ssdcache *sc, u64 first, u64 last,
@@ -733,7 +872,6 @@ unsigned int ssdc_read_run_max(struct ssdcache *sc);
 bool ssdc_read_ahead(struct ssdcache *sc, struct bio *bio);
 
 /* stats.c */
-void ssdc_account_latency(struct ssdcache *sc, enum ssdc_lat which, u64 start_ns);
 void ssdc_stats_sum(struct ssdcache *sc, struct ssdc_stats *t);
 void ssdc_stats_reset(struct ssdcache *sc);
 int ssdc_stats_inherit(struct ssdcache *sc, struct ssdcache *old);

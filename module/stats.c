@@ -7,27 +7,10 @@
  * (Documentation/ssdcache.rst, "Statistics").
  */
 #include <linux/kernel.h>
-#include <linux/log2.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 
 #include "ssdcache.h"
-
-/*
- * Counts a read served now, mapped at @start_ns (ssdc_clock_ns()), in
- * histogram @which. The clock may differ a little between CPUs: a read
- * that seems to end before it began took no time.
- */
-void ssdc_account_latency(struct ssdcache *sc, enum ssdc_lat which, u64 start_ns)
-{
-	u64 now = ssdc_clock_ns();
-	u64 ns = now > start_ns ? now - start_ns : 0;
-	u64 us = div_u64(ns, NSEC_PER_USEC);
-	unsigned int b = us ? min_t(unsigned int, ilog2(us), SSDC_LAT_BUCKETS - 1) : 0;
-
-	this_cpu_inc(sc->stats->lat[which][b]);
-	this_cpu_add(sc->stats->lat_sum_ns[which], ns);
-}
 
 void ssdc_stats_sum(struct ssdcache *sc, struct ssdc_stats *t)
 {
