@@ -12,7 +12,9 @@ that workload alone. Fast disks: nothing waits on a timer.
 
 MODES ("wt wb") picks the cache modes; DEFAULT=1 measures with the
 cache's default sequential_cutoff (4 MiB) instead of make bench's random
-mode (no cutoff), after a warm-up without it.
+mode (no cutoff), after a warm-up without it. PEERS="writecache" adds
+dm-writecache's hits and writes (its warm-up a write pass alone: it
+caches what is written), after dm-linear's.
 Each fio run covers its set once in random order (fio's random map), so
 every block is read or written exactly once: a window's I/Os are its
 set's blocks. Writes DIR/windows.json ([label, I/Os] in marker order,
@@ -67,8 +69,21 @@ def one_build(devs, name, rnd):
     g.tb_symbols(OUT, name)
 
 
+def peer_writecache(devs, rnd):
+    s = g.DmWritecache(devs)
+    s.create()
+    g.fio(s.dev, "warm_w", g.HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
+    window(s.dev, f"writecache-hit-{rnd}", "randread", g.HIT_SET)
+    window(s.dev, f"writecache-write-{rnd}", "randwrite", g.WRITE_SET)
+    window(s.dev, f"writecache-rewrite-{rnd}", "randwrite", g.WRITE_SET)
+    s.destroy()
+
+
+PEERS = {"writecache": peer_writecache}
+
+
 def main():
-    for m in ("null_blk nr_devices=0", "dm_mod", "libcrc32c"):
+    for m in ("null_blk nr_devices=0", "dm_mod", "libcrc32c", "dm-writecache"):
         g.run(["modprobe"] + m.split())
     g.udev_nowatch()
     g.settle()
@@ -82,6 +97,8 @@ def main():
         window(lin.dev, f"linear-write-{rnd}", "randwrite", g.WRITE_SET)
         window(lin.dev, f"linear-rewrite-{rnd}", "randwrite", g.WRITE_SET)
         lin.destroy()
+        for peer in os.environ.get("PEERS", "").split():
+            PEERS[peer](devs, rnd)
         for name in g.builds_in_turn(VARIANTS, rnd):
             one_build(devs, name, rnd)
     g.tb_symbols(OUT, "linear")

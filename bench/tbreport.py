@@ -5,6 +5,10 @@
   bench/tbreport.py DIR LABEL [LABEL...]       functions side by side
   bench/tbreport.py --all N DIR LABEL [...]    the N largest of every function
   bench/tbreport.py --blocks KO FUNC DIR LABEL  FUNC's blocks, with source lines
+  bench/tbreport.py --execs [--all N] DIR LABEL [...]
+      the same tables in translation blocks run instead of instructions:
+      under TCG each block run is a jump the emulator takes, and those
+      that cannot be chained (returns, indirect calls) a lookup too
 
 LABELs are windows of DIR/windows.json ("v2-wt-hit-0", "linear-write-0").
 Without --all, only the module's functions, device-mapper's, the locks'
@@ -42,8 +46,13 @@ def load_syms(d, label):
     return syms
 
 
+# --execs: count the blocks run, not their instructions.
+EXECS = False
+
+
 def window(d, label):
-    """{function: instructions} of window LABEL, and its I/Os."""
+    """{function: instructions} of window LABEL (blocks run with --execs),
+    and its I/Os."""
     wins = load_windows(d)
     idx = [w[0] for w in wins].index(label)
     syms = load_syms(d, label)
@@ -58,12 +67,14 @@ def window(d, label):
             else:
                 i = bisect.bisect_right(addrs, pc) - 1
                 name = syms[i][1] if i >= 0 else "[unknown]"
-            counts[name] = counts.get(name, 0) + int(insns) * int(execs)
+            n = int(execs) if EXECS else int(insns) * int(execs)
+            counts[name] = counts.get(name, 0) + n
     return counts, wins[idx][1]
 
 
 def listed(name):
-    return (MODULE in name or "[dm_mod]" in name or "spin_lock" in name or
+    return (MODULE in name or "[dm_mod]" in name or "[dm_writecache]" in name or
+            "spin_lock" in name or "mutex" in name or
             "spin_unlock" in name or "clock" in name)
 
 
@@ -112,6 +123,10 @@ def blocks(ko, func, d, label):
 
 
 def main(argv):
+    global EXECS
+    if len(argv) >= 2 and argv[1] == "--execs":
+        EXECS = True
+        argv = argv[:1] + argv[2:]
     if len(argv) >= 5 and argv[1] == "--blocks":
         blocks(argv[2], argv[3], argv[4], argv[5])
     elif len(argv) >= 4 and argv[1] == "--all":
