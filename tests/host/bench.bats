@@ -503,6 +503,15 @@ PY
 	# all: linear 10 + 6 + 100 user; a 37 + 100 user.
 	[[ "$output" == *"           116.0            137.0    +21.0  = all"* ]]
 	[[ "$output" == *"               4                2           I/Os"* ]]
+	# --execs: blocks run per I/O, not instructions.
+	run "$TOP/bench/tbreport.py" --execs "$d" linear-hit-0 a-wt-hit-0
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# linear_map: 4 runs / 4 I/Os; map_read (2 + 4) / 2; find_slot 2 / 2.
+	[[ "$output" == *"             1.0              0.0     -1.0  linear_map [dm_mod]"* ]]
+	[[ "$output" == *"             0.0              3.0     +3.0  map_read [dm_ssdcache]"* ]]
+	[[ "$output" == *"             0.0              1.0     +1.0  find_slot [dm_ssdcache]"* ]]
+	[[ "$output" == *"             0.0              4.0     +4.0  = module"* ]]
 }
 
 @test "guest: tbprof windows saved in marker order with their counts, and a build's symbols" {
