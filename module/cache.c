@@ -10,9 +10,10 @@
  * A lookup (inline, in ssdcache.h) compares the tags of a set's slots
  * eight at a time, as one 64-bit word, and reads the slot words only
  * where a tag matches: a lookup then costs a few words' work instead of
- * SSDCACHE_ASSOC slot compares. Each set also keeps its FREE slots as bits and its FREE or
- * EVICTING ones as a count, kept by ssdc_slot_write() with the tags, so
- * that an insertion finds a free slot without reading the slot words.
+ * SSDCACHE_ASSOC slot compares. Each set also keeps its FREE slots as
+ * bits and its FREE or EVICTING ones as a count, kept by
+ * ssdc_slot_write() with the tags, so that an insertion finds a free
+ * slot without reading the slot words.
  *
  * Every slot change happens under its set's lock, which is taken with
  * interrupts off because bio completions also change slots. A change of

@@ -964,6 +964,8 @@ static unsigned int hit_run(struct ssdcache *sc, struct bio *bio, u32 set, u64 s
  * A read of the block at the bio's start: from the SSD if cached, with
  * the blocks after it that the slots after it hold (hit_run()), else
  * from the origin, with the uncached blocks after it (miss_run()).
+ * Inline: every read's map runs it, and a call of its own saved and
+ * restored its registers on every hit.
  */
 static __always_inline int map_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
 				    u64 oblock)
