@@ -50,6 +50,12 @@ def window(dev, label, rw, region):
     g.tb_mark(label, job["read"]["total_ios"] + job["write"]["total_ios"])
 
 
+def writes(dev, prefix, rnd):
+    """Workload 2's two windows on DEV: blocks new to it, then rewritten."""
+    window(dev, f"{prefix}-write-{rnd}", "randwrite", g.WRITE_SET)
+    window(dev, f"{prefix}-rewrite-{rnd}", "randwrite", g.WRITE_SET)
+
+
 def one_build(devs, name, rnd):
     for mode in MODES:
         s = g.Ssdcache(devs, "writeback" if mode == "wb" else "writethrough")
@@ -63,8 +69,7 @@ def one_build(devs, name, rnd):
             s.default_mode()
         window(s.dev, f"{name}-{mode}-hit-{rnd}", "randread", g.HIT_SET)
         if mode == "wb":
-            window(s.dev, f"{name}-{mode}-write-{rnd}", "randwrite", g.WRITE_SET)
-            window(s.dev, f"{name}-{mode}-rewrite-{rnd}", "randwrite", g.WRITE_SET)
+            writes(s.dev, f"{name}-{mode}", rnd)
         s.destroy()
     g.tb_symbols(OUT, name)
 
@@ -74,16 +79,17 @@ def peer_writecache(devs, rnd):
     s.create()
     g.fio(s.dev, "warm_w", g.HIT_SET, ["--rw=write", "--bs=128k", "--iodepth=4"])
     window(s.dev, f"writecache-hit-{rnd}", "randread", g.HIT_SET)
-    window(s.dev, f"writecache-write-{rnd}", "randwrite", g.WRITE_SET)
-    window(s.dev, f"writecache-rewrite-{rnd}", "randwrite", g.WRITE_SET)
+    writes(s.dev, "writecache", rnd)
     s.destroy()
 
 
-PEERS = {"writecache": peer_writecache}
+# Each peer: the function that measures it, and the module it needs.
+PEERS = {"writecache": (peer_writecache, "dm-writecache")}
 
 
 def main():
-    for m in ("null_blk nr_devices=0", "dm_mod", "libcrc32c", "dm-writecache"):
+    peers = [PEERS[p] for p in os.environ.get("PEERS", "").split()]
+    for m in ("null_blk nr_devices=0", "dm_mod", "libcrc32c", *(m for _, m in peers)):
         g.run(["modprobe"] + m.split())
     g.udev_nowatch()
     g.settle()
@@ -94,11 +100,10 @@ def main():
         lin = g.LinearSsd(devs)
         lin.create()
         window(lin.dev, f"linear-hit-{rnd}", "randread", g.HIT_SET)
-        window(lin.dev, f"linear-write-{rnd}", "randwrite", g.WRITE_SET)
-        window(lin.dev, f"linear-rewrite-{rnd}", "randwrite", g.WRITE_SET)
+        writes(lin.dev, "linear", rnd)
         lin.destroy()
-        for peer in os.environ.get("PEERS", "").split():
-            PEERS[peer](devs, rnd)
+        for measure, _ in peers:
+            measure(devs, rnd)
         for name in g.builds_in_turn(VARIANTS, rnd):
             one_build(devs, name, rnd)
     g.tb_symbols(OUT, "linear")
