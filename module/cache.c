@@ -36,7 +36,7 @@
 u64 ssdc_ram_bytes(const struct ssdcache *sc)
 {
 	return sc->nr_blocks * (sizeof(*sc->slots) + sizeof(*sc->tags) +
-				sizeof(*sc->stamps)) +
+				sizeof(*sc->stamps) + sizeof(*sc->pins)) +
 	       (u64)sc->nr_sets * sizeof(*sc->sets) +
 	       3 * BITS_TO_LONGS(sc->nr_sets) * sizeof(unsigned long) +
 	       2 * BITS_TO_LONGS(sc->map_pages) * sizeof(unsigned long);
@@ -99,14 +99,17 @@ int ssdc_cache_alloc(struct ssdcache *sc, char **error)
 	/* All zero: an all-zero slot word's tag is ssdc_tag_of(0), 0. */
 	sc->tags = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->tags));
 	sc->stamps = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->stamps));
+	/* All zero: no pins (atomic_t of 0). */
+	sc->pins = ssdc_table_alloc(sc->nr_blocks, sizeof(*sc->pins));
 	sc->sets = ssdc_table_alloc(sc->nr_sets, sizeof(*sc->sets));
 	sc->dirty_sets = ssdc_table_alloc(set_longs, sizeof(unsigned long));
 	sc->commit_sets = ssdc_table_alloc(set_longs, sizeof(unsigned long));
 	sc->pending_sets = ssdc_table_alloc(set_longs, sizeof(unsigned long));
 	sc->ckpt_pages = ssdc_table_alloc(page_longs, sizeof(unsigned long));
 	sc->map_cur = ssdc_table_alloc(page_longs, sizeof(unsigned long));
-	if (!sc->slots || !sc->tags || !sc->stamps || !sc->sets || !sc->dirty_sets ||
-	    !sc->commit_sets || !sc->pending_sets || !sc->ckpt_pages || !sc->map_cur) {
+	if (!sc->slots || !sc->tags || !sc->stamps || !sc->pins || !sc->sets ||
+	    !sc->dirty_sets || !sc->commit_sets || !sc->pending_sets ||
+	    !sc->ckpt_pages || !sc->map_cur) {
 		ssdc_cache_free(sc);
 		DMERR("%s: cannot allocate %llu MiB of kernel RAM for %llu cache blocks",
 		      ssdcache_name(sc), ssdc_ram_bytes(sc) >> 20, sc->nr_blocks);
@@ -131,6 +134,7 @@ void ssdc_cache_free(struct ssdcache *sc)
 	kvfree(sc->slots);
 	kvfree(sc->tags);
 	kvfree(sc->stamps);
+	kvfree(sc->pins);
 	kvfree(sc->sets);
 	kvfree(sc->dirty_sets);
 	kvfree(sc->commit_sets);
@@ -140,6 +144,7 @@ void ssdc_cache_free(struct ssdcache *sc)
 	sc->slots = NULL;
 	sc->tags = NULL;
 	sc->stamps = NULL;
+	sc->pins = NULL;
 	sc->sets = NULL;
 	sc->dirty_sets = NULL;
 	sc->commit_sets = NULL;
@@ -318,6 +323,21 @@ void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v)
 }
 
 /*
+ * The last pin of @slot is gone and it looked EVICTING and WRITTEN: free
+ * it, unless it changed in between (the lock's holder freed it first).
+ */
+void ssdc_free_released(struct ssdcache *sc, u64 slot)
+{
+	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
+	unsigned long flags;
+
+	spin_lock_irqsave(&st->lock, flags);
+	if (!ssdc_pinned(sc, slot) && ssdc_evicting_written(sc->slots[slot]))
+		ssdc_slot_write(sc, slot, ssdc_slot_make(0, SSDC_SLOT_FREE));
+	spin_unlock_irqrestore(&st->lock, flags);
+}
+
+/*
  * Makes a clean VALID slot invalid (EVICTING: its on-disk entry is still
  * valid until the next commit). A FILLING slot is marked CANCEL instead,
  * so its fill ends without installing. A dirty slot is never invalidated:
@@ -335,7 +355,7 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
 	}
 	if (WARN_ON_ONCE(v & SSDC_SF_DIRTY))
 		return true;
-	/* Keep oblock and the pins; clear state and flags. */
+	/* Keep oblock; clear state and flags. */
 	v &= ~(SSDC_SLOT_STATE_MASK | SSDC_SF_ALL);
 	ssdc_slot_update(sc, slot, v | ((u64)SSDC_SLOT_EVICTING << SSDC_SLOT_STATE_SHIFT));
 	atomic64_dec(&sc->used);
@@ -425,7 +445,7 @@ void ssdc_evict_one(struct ssdcache *sc, u32 set)
 		u64 v = sc->slots[s];
 		u16 age = clock - sc->stamps[s];
 
-		if (ssdc_slot_state(v) != SSDC_SLOT_VALID || ssdc_slot_pins(v) ||
+		if (ssdc_slot_state(v) != SSDC_SLOT_VALID || ssdc_pinned(sc, s) ||
 		    (v & SSDC_SF_DIRTY))
 			continue;
 		if (victim < 0 || age > best_age) {

@@ -430,7 +430,7 @@ static void wb_slot_done(struct ssdcache *sc, struct ssdc_bio *pb, blk_status_t 
 		u64 slot = pb->slot + i, v = sc->slots[slot];
 
 		if (i < pb->nrewrite) {
-			ssdc_slot_write(sc, slot, v - SSDC_SLOT_PIN);
+			ssdc_unpin_locked(sc, slot);
 			if (!status)
 				ssdc_mark_unsynced_locked(sc, slot);
 		} else if (!status && !(v & SSDC_SF_CANCEL)) {
@@ -548,10 +548,10 @@ static unsigned int rewrite_run(struct ssdcache *sc, u32 set, u64 slot, u64 oblo
 	for (n = 1; n < max && slot + n < end; n++) {
 		u64 v = sc->slots[slot + n];
 
-		if (ssdc_slot_oblock(v) != oblock + n || !ssdc_slot_dirty(v) ||
-		    ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX)
+		if (ssdc_slot_oblock(v) != oblock + n || !ssdc_slot_dirty(v))
 			break;
-		ssdc_slot_write(sc, slot + n, (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING);
+		ssdc_pin(sc, slot + n);
+		ssdc_slot_write(sc, slot + n, v & ~SSDC_SF_CLEANING);
 		ssdc_touch(sc, set, slot + n, false);
 	}
 	ssdc_count_add(sc, SSDC_C_WRITE_HITS, n - 1);
@@ -637,9 +637,8 @@ static int route_block_write(struct ssdcache *sc, struct bio *bio, struct ssdc_b
 	if (slot >= 0 && ssdc_slot_dirty(v)) {
 		if (READ_ONCE(sc->degraded))
 			return SSDC_ROUTE_WAIT_CLEAN;
-		if (ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX)
-			return -1;
-		ssdc_slot_write(sc, slot, (v + SSDC_SLOT_PIN) & ~SSDC_SF_CLEANING);
+		ssdc_pin(sc, slot);
+		ssdc_slot_write(sc, slot, v & ~SSDC_SF_CLEANING);
 		pb->slot = slot;
 		ssdc_touch(sc, set, slot, false);
 		pb->nrewrite = rewrite_run(sc, set, slot, pb->oblock, max);
@@ -932,7 +931,6 @@ static unsigned int miss_run(struct ssdcache *sc, struct bio *bio, struct ssdc_b
 static bool hit_ok(struct ssdcache *sc, u64 v)
 {
 	return ssdc_slot_state(v) == SSDC_SLOT_VALID &&
-	       ssdc_slot_pins(v) < SSDC_SLOT_PINS_MAX &&
 	       (ssdc_may_cache(sc) || (v & SSDC_SF_DIRTY));
 }
 
@@ -954,7 +952,7 @@ static unsigned int hit_run(struct ssdcache *sc, struct bio *bio, u32 set, u64 s
 
 		if (ssdc_slot_oblock(v) != oblock + n || !hit_ok(sc, v))
 			break;
-		ssdc_slot_write(sc, slot + n, v + SSDC_SLOT_PIN);
+		ssdc_pin(sc, slot + n);
 		ssdc_touch(sc, set, slot + n, false);
 	}
 	return n;
@@ -984,14 +982,8 @@ static __always_inline int map_read(struct ssdcache *sc, struct bio *bio, struct
 	spin_lock_irqsave(&st->lock, flags);
 	slot = ssdc_lookup(sc, set, oblock);
 	v = slot >= 0 ? sc->slots[slot] : 0;
-	if (ssdc_slot_dirty(v) && ssdc_slot_pins(v) == SSDC_SLOT_PINS_MAX) {
-		/* Only the SSD has this block: wait for a pin. */
-		spin_unlock_irqrestore(&st->lock, flags);
-		ssdc_requeue(sc, bio);
-		return DM_MAPIO_SUBMITTED;
-	}
 	if (slot >= 0 && hit_ok(sc, v)) {
-		ssdc_slot_write(sc, slot, v + SSDC_SLOT_PIN);
+		ssdc_pin(sc, slot);
 		ssdc_touch(sc, set, slot, false);
 		if (more)
 			n = hit_run(sc, bio, set, slot, oblock);
@@ -1511,9 +1503,9 @@ void ssdc_fill_kick(struct ssdcache *sc)
 /* ---- completion ---- */
 
 /*
- * An SSD read failed: drop the copies, and have the fill worker send the
- * read to the origin (bios are not resubmitted from completion context).
- * None of its blocks was dirty (ssdc_slots_unpin()).
+ * An SSD read failed: drop the copies, unpin them, and have the fill
+ * worker send the read to the origin (bios are not resubmitted from
+ * completion context). None of its blocks was dirty (hit_dirty()).
  */
 static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 			     struct ssdc_bio *pb)
@@ -1531,6 +1523,7 @@ static int retry_from_origin(struct ssdcache *sc, struct bio *bio,
 			ssdc_invalidate_locked(sc, set, pb->slot + i);
 	}
 	spin_unlock_irqrestore(&sc->sets[set].lock, flags);
+	ssdc_unpin_run(sc, pb->slot, pb->nblocks);
 	ssdc_meta_kick(sc, SSDC_EVICT_COMMIT_DELAY_MS);
 	ssdc_origin_retry(sc, bio);
 	return DM_ENDIO_INCOMPLETE;
@@ -1566,11 +1559,53 @@ static void origin_done(struct ssdcache *sc, struct bio *bio,
 		ssdc_account_latency(sc, SSDC_LAT_ORIGIN, pb->start_ns);
 }
 
+/*
+ * Of a hit read's slots, still pinned: 0 if none is dirty, else 1 + the
+ * index of the last dirty one. A pinned dirty slot stays dirty: the
+ * cleaner does not take it.
+ */
+static unsigned int hit_dirty(struct ssdcache *sc, struct ssdc_bio *pb)
+{
+	struct ssdc_set *st = &sc->sets[ssdc_slot_set(pb->slot)];
+	unsigned int i, dirty = 0;
+	unsigned long flags;
+
+	spin_lock_irqsave(&st->lock, flags);
+	for (i = 0; i < pb->nblocks; i++)
+		if (ssdc_slot_dirty(sc->slots[pb->slot + i]))
+			dirty = i + 1;
+	spin_unlock_irqrestore(&st->lock, flags);
+	return dirty;
+}
+
+/*
+ * A hit read failed: a clean copy is read again from the origin; a dirty
+ * block exists only on the SSD, and so does a block of a failed cache.
+ */
+static int hit_failed(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb,
+		      blk_status_t *error)
+{
+	unsigned int dirty = hit_dirty(sc, pb);
+
+	if (!READ_ONCE(sc->failed) && !dirty) {
+		*error = BLK_STS_OK;
+		return retry_from_origin(sc, bio, pb);
+	}
+	ssdc_unpin_run(sc, pb->slot, pb->nblocks);
+	ssdc_count_error(sc, true, false);
+	if (dirty)
+		DMERR_LIMIT("%s: read of dirty cache block %llu failed",
+			    ssdcache_name(sc), pb->slot + dirty - 1);
+	else
+		DMERR_LIMIT("%s: read of cache block %llu failed, and the cache has failed",
+			    ssdcache_name(sc), pb->slot);
+	return DM_ENDIO_DONE;
+}
+
 int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct ssdcache *sc = ti->private;
 	struct ssdc_bio *pb = ssdc_pb(bio);
-	unsigned int dirty;
 
 	/* Counted before the slot changes: see ssdc_flush_origin() in meta.c. */
 	if (pb->origin_write)
@@ -1578,19 +1613,10 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 
 	switch (pb->kind) {
 	case SSDC_BIO_HIT_READ:
-		dirty = ssdc_slots_unpin(sc, pb->slot, pb->nblocks);
-		if (*error && !READ_ONCE(sc->failed) && !dirty) {
-			*error = BLK_STS_OK;
-			return retry_from_origin(sc, bio, pb);
-		}
-		if (*error) {
-			/* A dirty block exists only on the SSD. */
-			ssdc_count_error(sc, true, false);
-			DMERR_LIMIT("%s: read of dirty cache block %llu failed",
-				    ssdcache_name(sc), pb->slot + dirty - 1);
-		} else {
-			ssdc_account_latency(sc, SSDC_LAT_SSD, pb->start_ns);
-		}
+		if (unlikely(*error))
+			return hit_failed(sc, bio, pb, error);
+		ssdc_unpin_run(sc, pb->slot, pb->nblocks);
+		ssdc_account_latency(sc, SSDC_LAT_SSD, pb->start_ns);
 		break;
 	case SSDC_BIO_MISS_READ:
 		origin_done(sc, bio, pb, *error);

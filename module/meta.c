@@ -356,9 +356,10 @@ static void free_written(struct ssdcache *sc, u32 set)
 
 		if (ssdc_slot_state(v) != SSDC_SLOT_EVICTING || !(v & SSDC_SF_PENDING))
 			continue;
-		if (ssdc_slot_pins(v))
-			ssdc_slot_write(sc, s, (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN);
-		else
+		ssdc_slot_write(sc, s, (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN);
+		/* WRITTEN before the pins are read: pairs with ssdc_unpin(). */
+		smp_mb();
+		if (!ssdc_pinned(sc, s))
 			ssdc_slot_write(sc, s, ssdc_slot_make(0, SSDC_SLOT_FREE));
 	}
 	spin_unlock_irqrestore(&st->lock, flags);

@@ -91,14 +91,13 @@ struct ssdc_args {
  *   bits  0..47  origin block number
  *   bits 48..49  state (SSDC_SLOT_*)
  *   bits 50..55  flags (SSDC_SF_*)
- *   bits 56..63  pins: reads, in-place writes and writeback in flight
- * Every change happens under the lock of the slot's set.
+ *   bits 56..63  zero
+ * Every change happens under the lock of the slot's set. Its pins (the
+ * reads, in-place writes and writeback in flight on it) are apart, in
+ * ssdcache.pins: a hit's completion drops its pin without that lock.
  */
 #define SSDC_SLOT_STATE_SHIFT	48
 #define SSDC_SLOT_STATE_MASK	(0x3ULL << SSDC_SLOT_STATE_SHIFT)
-#define SSDC_SLOT_PINS_SHIFT	56
-#define SSDC_SLOT_PINS_MAX	255U
-#define SSDC_SLOT_PIN		BIT_ULL(SSDC_SLOT_PINS_SHIFT)
 
 enum ssdc_slot_state {
 	SSDC_SLOT_FREE = 0,	/* unused; its on-disk entry is invalid */
@@ -224,6 +223,7 @@ struct ssdcache {
 	u64 *slots;		/* written only by ssdc_slot_write() */
 	u8 *tags;		/* each slot's ssdc_tag_of() its oblock */
 	u16 *stamps;
+	atomic_t *pins;		/* each slot's I/Os in flight: see ssdc_pin() */
 	struct ssdc_set *sets;
 	atomic64_t used;		/* slots VALID or FILLING */
 	atomic64_t dirty;		/* slots VALID and DIRTY */
@@ -489,11 +489,6 @@ static inline u64 ssdc_slot_oblock(u64 v)
 	return v & SSDCACHE_MAP_OBLOCK_MASK;
 }
 
-static inline unsigned int ssdc_slot_pins(u64 v)
-{
-	return v >> SSDC_SLOT_PINS_SHIFT;
-}
-
 static inline bool ssdc_slot_dirty(u64 v)
 {
 	return ssdc_slot_state(v) == SSDC_SLOT_VALID && (v & SSDC_SF_DIRTY);
@@ -728,31 +723,57 @@ static inline bool ssdc_evicting_locked(struct ssdcache *sc, u32 set, u64 oblock
 }
 
 /*
- * Ends an I/O that pinned the @n slots from @slot, all in one set, under
- * one hold of its lock. The last pin of an EVICTING slot whose invalid
- * entry is already on disk frees it. Returns 0 if none of the slots is
- * dirty now, else 1 + the index of the last dirty one. Inline: every
- * hit's completion runs it.
+ * Pins @slot for an I/O: while pinned, a slot is not evicted, not
+ * written back, and not freed. Caller holds the set lock; the unpin
+ * (ssdc_unpin()) needs none.
  */
-static inline unsigned int ssdc_slots_unpin(struct ssdcache *sc, u64 slot, unsigned int n)
+static inline void ssdc_pin(struct ssdcache *sc, u64 slot)
 {
-	struct ssdc_set *st = &sc->sets[ssdc_slot_set(slot)];
-	unsigned int i, dirty = 0;
-	unsigned long flags;
+	atomic_inc(&sc->pins[slot]);
+}
 
-	spin_lock_irqsave(&st->lock, flags);
-	for (i = 0; i < n; i++) {
-		u64 v = sc->slots[slot + i] - SSDC_SLOT_PIN;
+static inline bool ssdc_pinned(struct ssdcache *sc, u64 slot)
+{
+	return atomic_read(&sc->pins[slot]);
+}
 
-		if (!ssdc_slot_pins(v) && ssdc_slot_state(v) == SSDC_SLOT_EVICTING &&
-		    (v & SSDC_SF_WRITTEN))
-			v = ssdc_slot_make(0, SSDC_SLOT_FREE);
-		ssdc_slot_write(sc, slot + i, v);
-		if (ssdc_slot_dirty(v))
-			dirty = i + 1;
-	}
-	spin_unlock_irqrestore(&st->lock, flags);
-	return dirty;
+/* An EVICTING slot word whose invalid entry is durable: free once unpinned. */
+static inline bool ssdc_evicting_written(u64 v)
+{
+	return ssdc_slot_state(v) == SSDC_SLOT_EVICTING && (v & SSDC_SF_WRITTEN);
+}
+
+void ssdc_free_released(struct ssdcache *sc, u64 slot);
+
+/*
+ * Drops a pin of @slot, without the set lock. The last pin of a slot that
+ * free_written() (meta.c) left EVICTING and WRITTEN because it was pinned
+ * frees it: each side writes, then reads what the other writes, with a
+ * full barrier between (atomic_dec_and_test() is one), so at least one of
+ * them sees the slot unpinned and WRITTEN. Inline: every hit's completion
+ * runs it.
+ */
+static inline void ssdc_unpin(struct ssdcache *sc, u64 slot)
+{
+	if (atomic_dec_and_test(&sc->pins[slot]) &&
+	    unlikely(ssdc_evicting_written(READ_ONCE(sc->slots[slot]))))
+		ssdc_free_released(sc, slot);
+}
+
+/* ssdc_unpin() for a caller that holds the set lock. */
+static inline void ssdc_unpin_locked(struct ssdcache *sc, u64 slot)
+{
+	if (atomic_dec_and_test(&sc->pins[slot]) && ssdc_evicting_written(sc->slots[slot]))
+		ssdc_slot_write(sc, slot, ssdc_slot_make(0, SSDC_SLOT_FREE));
+}
+
+/* ssdc_unpin() of @n slots from @slot. */
+static inline void ssdc_unpin_run(struct ssdcache *sc, u64 slot, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ssdc_unpin(sc, slot + i);
 }
 
 /* args.c */

@@ -97,9 +97,9 @@ static unsigned int block_pages(struct ssdcache *sc)
 }
 
 /* Is slot word @v a dirty block the cleaner may take now? */
-static bool cleanable(u64 v)
+static bool cleanable(struct ssdcache *sc, u64 slot, u64 v)
 {
-	return ssdc_slot_dirty(v) && !ssdc_slot_pins(v) &&
+	return ssdc_slot_dirty(v) && !ssdc_pinned(sc, slot) &&
 	       !(v & (SSDC_SF_UNSYNCED | SSDC_SF_CLEANING));
 }
 
@@ -192,7 +192,7 @@ static void scan_cands(struct ssdcache *sc, struct ssdc_wb_batch *b)
 			u64 v = READ_ONCE(sc->slots[s]), ob = ssdc_slot_oblock(v);
 
 			dirty |= ssdc_slot_dirty(v);
-			if (cleanable(v))
+			if (cleanable(sc, s, v))
 				consider(b->cands, &n, max, s, ob,
 					 (ob - cursor) & SSDCACHE_MAP_OBLOCK_MASK);
 		}
@@ -228,8 +228,9 @@ static unsigned int claim_cands(struct ssdcache *sc, struct ssdc_wb_batch *b)
 
 		spin_lock_irqsave(&st->lock, flags);
 		v = sc->slots[it->slot];
-		if (cleanable(v) && ssdc_slot_oblock(v) == it->oblock) {
-			ssdc_slot_write(sc, it->slot, (v | SSDC_SF_CLEANING) + SSDC_SLOT_PIN);
+		if (cleanable(sc, it->slot, v) && ssdc_slot_oblock(v) == it->oblock) {
+			ssdc_pin(sc, it->slot);
+			ssdc_slot_write(sc, it->slot, v | SSDC_SF_CLEANING);
 			b->items[kept++] = *it;
 		}
 		spin_unlock_irqrestore(&st->lock, flags);
@@ -442,7 +443,8 @@ static unsigned int finish_batch(struct ssdcache *sc, struct ssdc_wb_batch *b,
 		u64 v;
 
 		spin_lock_irqsave(&st->lock, flags);
-		v = sc->slots[it->slot] - SSDC_SLOT_PIN;
+		ssdc_unpin_locked(sc, it->slot);
+		v = sc->slots[it->slot];
 		if (it->skipped) {
 			ssdc_slot_write(sc, it->slot, v & ~SSDC_SF_CLEANING);
 		} else if (!it->status && !flush && (v & SSDC_SF_CLEANING)) {

@@ -177,7 +177,7 @@ dirty_cache() {
 	[ "$status" -eq 1 ] || fail "create: $status $output"
 	[[ "$output" == *"the kernel refused the new cache: table: "*"Not enough RAM for the cache's block map"* ]] ||
 		fail "no reason: $output"
-	[[ "$output" == *"blocks of 4096 bytes need "*" MiB of RAM (12 each), "*" MiB available"* ]] ||
+	[[ "$output" == *"blocks of 4096 bytes need "*" MiB of RAM (16 each), "*" MiB available"* ]] ||
 		fail "no figures: $output"
 	! dmsetup info lc >/dev/null 2>&1 || fail "lc was created"
 }

@@ -69,7 +69,7 @@ assert_eq() {
 }
 
 # nullb_past_ram NAME: /dev/NAME, a 4 TiB null_blk that keeps nothing: a
-# cache of 4 KiB blocks on it (about 2^30 of them) needs about 12 GiB of
+# cache of 4 KiB blocks on it (about 2^30 of them) needs about 16 GiB of
 # kernel RAM for its block map. Skips the test in a guest of 8 GiB of RAM
 # or more, where that might fit. Not in $(...): skip must run in the test.
 nullb_past_ram() {
