@@ -364,6 +364,78 @@ held_write() {
 	done
 }
 
+# delay_reads MS: the SSD of the test below (io_sd) holds each read MS ms.
+delay_reads() {
+	dmsetup --noudevsync suspend io_sd &&
+		dmsetup --noudevsync load io_sd --table "0 $(dev_sectors "$cache") delay $cache 0 $1 $cache 0 0" &&
+		dmsetup --noudevsync resume io_sd
+}
+
+@test "io: a copy dropped while a hit read of it is in flight keeps its slot until the read ends" {
+	# A hit pins its slot; its completion unpins it without the set's
+	# lock. A write here drops 8 copies whose hits are in flight (the
+	# SSD's reads are held 10 s by dm-delay), and the commit it waits for
+	# finds them pinned: they stay EVICTING until their last unpin frees
+	# them (ssdc_free_released(), counted by a kprobe). Meanwhile 8 new
+	# blocks of the same set are filled: a slot freed early would take
+	# one, and the held read would return that block.
+	local tr=/sys/kernel/tracing sd ev=ssdc_test_freed i pids=() hits old new got
+	[ -w "$tr/kprobe_events" ] || fail "no kprobe events in $tr"
+	dd if=/dev/urandom of="$origin" bs=1M count=32 oflag=direct status=none
+	sd=$(dm_delay_create io_sd "$cache" 0)
+	dm=$(ssdc_create io "$origin" "$sd" writethrough format readahead_kb 0 sequential_cutoff 0)
+	sets=$(( $(ssdc_stat io blocks | cut -d/ -f2) / 56 ))
+	blocks=()
+	for r in $(blocks_in_set "$(set_of 4096 "$sets")" "$sets" 4096 8 8); do
+		for ((b = r; b < r + 8; b++)); do blocks+=("$b"); done
+	done
+	read_blocks "$dm" "${blocks[@]:0:56}"
+	ssdc_quiesce io
+	mapfile -t old < <(blk_sums "$origin" "${blocks[@]:8:8}")
+	# No udev probe of the held device (each of its reads would take 10 s).
+	udevadm settle
+	udev_pause
+	delay_reads 10000
+	echo "p:$ev dm_ssdcache:ssdc_free_released" >>"$tr/kprobe_events"
+	echo 1 >"$tr/events/kprobes/$ev/enable"
+	hits=$(ssdc_stat io read_hits)
+	for i in $(seq 8 15); do
+		blk "$dm" "${blocks[i]}" >"$BATS_TEST_TMPDIR/held$i" &
+		pids+=($!)
+	done
+	ssdc_wait_stat io read_hits $((hits + 8))
+	assert_eq $((hits + 8)) "$(ssdc_stat io read_hits)" "hits mapped"
+	head -c 32768 /dev/urandom >"$BATS_TEST_TMPDIR/new"
+	# Blocks 8 to 15 are one run: one write drops all 8 copies.
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=32k seek=$((blocks[8] / 8)) count=1 \
+		oflag=direct status=none
+	read_blocks "$dm" "${blocks[@]:56:8}"
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2>/dev/null || fail "a held read ended before the write and the fills"
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	delay_reads 0
+	got=$(awk '$1 == "p:kprobes/'"$ev"'" || $1 == "'"$ev"'" {print $2}' "$tr/kprobe_profile")
+	echo 0 >"$tr/events/kprobes/$ev/enable"
+	echo "-:$ev" >>"$tr/kprobe_events"
+	for i in $(seq 8 15); do
+		assert_eq "${old[i - 8]}" "$(cat "$BATS_TEST_TMPDIR/held$i")" "held read of block ${blocks[i]}"
+	done
+	[ "${got:-0}" -ge 1 ] || fail "no slot was freed by its last unpin (kprobe hits: '${got}')"
+	# The slots freed are usable, and every block reads what it holds.
+	ssdc_quiesce io
+	mapfile -t new < <(blk_sums "$origin" "${blocks[@]}")
+	mapfile -t got < <(blk_sums "$dm" "${blocks[@]}")
+	for i in $(seq 0 63); do
+		assert_eq "${new[i]}" "${got[i]}" "block ${blocks[i]}"
+	done
+	for i in $(seq 8 15); do
+		assert_eq "$(dd if="$BATS_TEST_TMPDIR/new" bs=4k skip=$((i - 8)) count=1 status=none | md5sum)" \
+			"${new[i]}" "block ${blocks[i]} on the origin"
+	done
+	# udev paused: the teardown removes the devices.
+}
+
 @test "io: a read of uncached blocks is one origin read, and fills each block" {
 	# No readahead (22-readahead.bats): the 4 KiB read would fill all 16.
 	dm=$(ssdc_create io "$origin" "$cache" writearound format readahead_kb 0)
