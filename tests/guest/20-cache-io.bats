@@ -379,7 +379,7 @@ delay_reads() {
 	# them (ssdc_free_released(), counted by a kprobe). Meanwhile 8 new
 	# blocks of the same set are filled: a slot freed early would take
 	# one, and the held read would return that block.
-	local tr=/sys/kernel/tracing sd ev=ssdc_test_freed i pids=() hits old new got
+	local tr=/sys/kernel/tracing sd ev=ssdc_test_freed i pids=() hits old new got freed
 	[ -w "$tr/kprobe_events" ] || fail "no kprobe events in $tr"
 	dd if=/dev/urandom of="$origin" bs=1M count=32 oflag=direct status=none
 	sd=$(dm_delay_create io_sd "$cache" 0)
@@ -415,13 +415,13 @@ delay_reads() {
 	done
 	for p in "${pids[@]}"; do wait "$p"; done
 	delay_reads 0
-	got=$(awk '$1 == "p:kprobes/'"$ev"'" || $1 == "'"$ev"'" {print $2}' "$tr/kprobe_profile")
+	freed=$(awk '$1 == "p:kprobes/'"$ev"'" || $1 == "'"$ev"'" {print $2}' "$tr/kprobe_profile")
 	echo 0 >"$tr/events/kprobes/$ev/enable"
 	echo "-:$ev" >>"$tr/kprobe_events"
 	for i in $(seq 8 15); do
 		assert_eq "${old[i - 8]}" "$(cat "$BATS_TEST_TMPDIR/held$i")" "held read of block ${blocks[i]}"
 	done
-	[ "${got:-0}" -ge 1 ] || fail "no slot was freed by its last unpin (kprobe hits: '${got}')"
+	[ "${freed:-0}" -ge 1 ] || fail "no slot was freed by its last unpin (kprobe hits: '${freed}')"
 	# The slots freed are usable, and every block reads what it holds.
 	ssdc_quiesce io
 	mapfile -t new < <(blk_sums "$origin" "${blocks[@]}")
