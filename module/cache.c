@@ -332,8 +332,7 @@ void ssdc_free_released(struct ssdcache *sc, u64 slot)
 	unsigned long flags;
 
 	spin_lock_irqsave(&st->lock, flags);
-	if (!ssdc_pinned(sc, slot) && ssdc_evicting_written(sc->slots[slot]))
-		ssdc_slot_write(sc, slot, ssdc_slot_make(0, SSDC_SLOT_FREE));
+	ssdc_free_unpinned_locked(sc, slot);
 	spin_unlock_irqrestore(&st->lock, flags);
 }
 

@@ -359,8 +359,7 @@ static void free_written(struct ssdcache *sc, u32 set)
 		ssdc_slot_write(sc, s, (v & ~SSDC_SF_PENDING) | SSDC_SF_WRITTEN);
 		/* WRITTEN before the pins are read: pairs with ssdc_unpin(). */
 		smp_mb();
-		if (!ssdc_pinned(sc, s))
-			ssdc_slot_write(sc, s, ssdc_slot_make(0, SSDC_SLOT_FREE));
+		ssdc_free_unpinned_locked(sc, s);
 	}
 	spin_unlock_irqrestore(&st->lock, flags);
 }

@@ -743,6 +743,13 @@ static inline bool ssdc_evicting_written(u64 v)
 	return ssdc_slot_state(v) == SSDC_SLOT_EVICTING && (v & SSDC_SF_WRITTEN);
 }
 
+/* Frees @slot if it is EVICTING and WRITTEN and no I/O pins it. Caller holds the set lock. */
+static inline void ssdc_free_unpinned_locked(struct ssdcache *sc, u64 slot)
+{
+	if (!ssdc_pinned(sc, slot) && ssdc_evicting_written(sc->slots[slot]))
+		ssdc_slot_write(sc, slot, ssdc_slot_make(0, SSDC_SLOT_FREE));
+}
+
 void ssdc_free_released(struct ssdcache *sc, u64 slot);
 
 /*
@@ -763,8 +770,8 @@ static inline void ssdc_unpin(struct ssdcache *sc, u64 slot)
 /* ssdc_unpin() for a caller that holds the set lock. */
 static inline void ssdc_unpin_locked(struct ssdcache *sc, u64 slot)
 {
-	if (atomic_dec_and_test(&sc->pins[slot]) && ssdc_evicting_written(sc->slots[slot]))
-		ssdc_slot_write(sc, slot, ssdc_slot_make(0, SSDC_SLOT_FREE));
+	if (atomic_dec_and_test(&sc->pins[slot]))
+		ssdc_free_unpinned_locked(sc, slot);
 }
 
 /* ssdc_unpin() of @n slots from @slot. */
