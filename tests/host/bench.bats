@@ -581,3 +581,40 @@ PY
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"hostprof: no samples in any round of $d (1 rounds in host-stamps.txt)"* ]]
 }
+
+# A results.json of kernel $2 with paired rounds: write-through's hit
+# rounds $3 against reference rounds $4 (comma-separated IOPS).
+pool_run() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+out, kernel, mine, ref = sys.argv[1:5]
+r = lambda v: [int(x) for x in v.split(",")]
+json.dump({"kernel": kernel, "systems": {
+    "ssdcache_wt": {"label": "ssdcache write-through",
+                    "hit": {"rounds_iops": r(mine), "ref_rounds_iops": r(ref)},
+                    "write": {"rounds_iops": [50], "ref_rounds_iops": [100]}},
+    "raw_hdd": {"label": "raw HDD", "hit": {"rounds_iops": [1, 2]}}}}, open(out, "w"))
+PY
+}
+
+@test "pool: paired rounds of several runs pooled per system; runs of two kernels refused" {
+	pool_run "$BATS_TEST_TMPDIR/a.json" k1 "90,100,80" "100,100,100"
+	pool_run "$BATS_TEST_TMPDIR/b.json" k1 "120,95" "100,100"
+	pool_run "$BATS_TEST_TMPDIR/c.json" k2 "100" "100"
+	run "$TOP/bench/pool.py" "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/b.json"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"### hits, paired rounds of 2 run(s), k1"* ]]
+	# Ratios 0.9, 1.0, 0.8, 1.2, 0.95: median 0.95, three of five at or above it.
+	[[ "$output" == *"| ssdcache write-through | 5 | 0.950x | 0.961x | 3 of 5 | 0.800x | 1.200x |"* ]]
+	[[ "$output" == *"| ssdcache write-through | 2 | 0.500x | 0.500x | 0 of 2 | 0.500x | 0.500x |"* ]]
+	# The raw HDD has no reference rounds: not listed.
+	[[ "$output" != *"raw HDD"* ]]
+	run "$TOP/bench/pool.py" "$BATS_TEST_TMPDIR/a.json" "$BATS_TEST_TMPDIR/c.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == "pool: runs of more than one kernel (k1, k2)"* ]]
+	run "$TOP/bench/pool.py"
+	[ "$status" -eq 1 ]
+	[[ "$output" == usage:* ]]
+}
