@@ -15,20 +15,14 @@ Markdown table per workload to stdout.
 """
 
 import json
-import math
+import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import paired  # noqa: E402  (the same ratios as results.md's)
+
 WORKLOADS = (("hit", "hits", 0.95), ("write", "writes", 0.9))
-
-
-def paired_ratios(sysres, w):
-    """Each round's ratio of workload W to its dm-linear round, or []."""
-    r = sysres.get(w, {})
-    mine, ref = r.get("rounds_iops", []), r.get("ref_rounds_iops", [])
-    if not ref or len(ref) != len(mine) or not all(ref):
-        return []
-    return [a / b for a, b in zip(mine, ref)]
 
 
 def load(paths):
@@ -48,9 +42,9 @@ def pooled(runs, w):
     out = {}
     for run in runs:
         for name, s in run.get("systems", {}).items():
-            each = paired_ratios(s, w)
-            if each:
-                out.setdefault(name, (s.get("label", name), []))[1].extend(each)
+            p = paired(s, w)
+            if p:
+                out.setdefault(name, (s.get("label", name), []))[1].extend(p[1])
     return out
 
 
@@ -59,7 +53,7 @@ def table(kernel, nruns, w, title, bar, per_system):
              "| system | rounds | median | geometric mean | rounds at or above "
              f"{bar}x | min | max |", "|---|---:|---:|---:|---:|---:|---:|"]
     for label, each in per_system.values():
-        gm = math.exp(sum(math.log(x) for x in each) / len(each))
+        gm = statistics.geometric_mean(each)
         lines.append(f"| {label} | {len(each)} | {statistics.median(each):.3f}x | "
                      f"{gm:.3f}x | {sum(x >= bar for x in each)} of {len(each)} | "
                      f"{min(each):.3f}x | {max(each):.3f}x |")
