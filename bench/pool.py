@@ -48,7 +48,7 @@ def pooled(runs, w):
     return out
 
 
-def table(kernel, nruns, w, title, bar, per_system):
+def table(kernel, nruns, title, bar, per_system):
     lines = [f"### {title}, paired rounds of {nruns} run(s), {kernel}", "",
              "| system | rounds | median | geometric mean | rounds at or above "
              f"{bar}x | min | max |", "|---|---:|---:|---:|---:|---:|---:|"]
@@ -68,7 +68,7 @@ def main():
     for w, title, bar in WORKLOADS:
         per_system = pooled(runs, w)
         if per_system:
-            lines += table(kernel, len(runs), w, title, bar, per_system)
+            lines += table(kernel, len(runs), title, bar, per_system)
     if not lines:
         raise SystemExit("pool: no paired rounds in these runs")
     print("\n".join(lines))
