@@ -33,8 +33,10 @@ Environment:
 import collections
 import ctypes
 import json
+import math
 import os
 import re
+import statistics
 import subprocess
 import sys
 import threading
@@ -688,6 +690,63 @@ def fio(dev, name, region, extra, secs=None, log_prefix=None):
                       "lat_mean_us": job[d]["lat_ns"]["mean"] / 1000,
                       "lat_p99_us": job[d]["clat_ns"].get("percentile", {}).get(
                           "99.000000", 0) / 1000}
+    return out
+
+
+def fio_slices(ref_dev, dev, region, extra, pairs, secs, ramp=1):
+    """PAIRS pairs of slices of one fio job, SECS seconds each after RAMP
+    seconds of ramp, one on REF_DEV and one on DEV, in one fio run whose
+    jobs run one after the other: the pairs in turn ref-dev, dev-ref
+    (ABBA), so that a drift slower than a pair hits both of its slices
+    alike and a steady one favours neither. fio's options EXTRA (--k=v)
+    apply to every slice. Returns [(ref IOPS, dev IOPS)], a pair each."""
+    off, size = region
+    lines = ["[global]", "direct=1", "ioengine=libaio", f"offset={off}M",
+             f"size={size}M", "randrepeat=1", "time_based", f"runtime={secs}",
+             f"ramp_time={ramp}"]
+    lines += [x[2:] for x in extra]
+    for i in range(pairs):
+        order = (("ref", ref_dev), ("dev", dev))
+        for which, d in (order if i % 2 == 0 else order[::-1]):
+            lines += [f"[{which}{i}]", f"filename={os.path.realpath(d)}", "stonewall"]
+    job = f"{OUT}/slices.fio"
+    with open(job, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    res = json.loads(run(["fio", "--output-format=json", job]))
+    iops = {}
+    for j in res["jobs"]:
+        iops[j["jobname"]] = sum(j[d]["iops"] for d in ("read", "write"))
+    return [(iops[f"ref{i}"], iops[f"dev{i}"]) for i in range(pairs)]
+
+
+# Two-sided 97.5% quantiles of Student's t, by degrees of freedom.
+T975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31,
+        9: 2.26, 10: 2.23, 12: 2.18, 15: 2.13, 20: 2.09, 25: 2.06, 30: 2.04}
+
+
+def t975(df):
+    """T975 for DF degrees of freedom (the next smaller one listed; 1.96
+    past them)."""
+    if df > max(T975):
+        return 1.96
+    return T975[max(k for k in T975 if k <= df)]
+
+
+def ratio_summary(pairs):
+    """Of [(ref, dev)] measurements: each pair's ratio dev/ref, their
+    median, their geometric mean and its 95% confidence interval (Student's
+    t over the ratios' logarithms)."""
+    ratios = [d / r for r, d in pairs if r > 0 and d > 0]
+    out = {"ratios": [round(x, 4) for x in ratios]}
+    if not ratios:
+        return out
+    logs = [math.log(x) for x in ratios]
+    mean = statistics.fmean(logs)
+    out["median"] = round(statistics.median(ratios), 4)
+    out["geomean"] = round(math.exp(mean), 4)
+    if len(logs) > 1:
+        half = t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+        out["ci95"] = [round(math.exp(mean - half), 4), round(math.exp(mean + half), 4)]
     return out
 
 

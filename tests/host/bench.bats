@@ -446,6 +446,38 @@ PY
 	[ "${lines[1]}" = True ]
 }
 
+@test "guest: slices of one fio run alternate reference and device (ABBA); their ratios' geometric mean and 95% interval" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+
+def fake_run(cmd, check=True, **kw):
+    job = open(cmd[-1]).read().splitlines()
+    names = [x[1:-1] for x in job if x.startswith("[") and x != "[global]"]
+    print(" ".join(names))
+    print(" ".join(x for x in job if x.startswith(("filename=", "runtime=", "rw="))))
+    return json.dumps({"jobs": [{"jobname": n,
+                                 "read": {"iops": 100.0 if n.startswith("ref") else 90.0},
+                                 "write": {"iops": 0.0}} for n in names]})
+
+g.run = fake_run
+print(g.fio_slices("/dev/null", "/dev/zero", (0, 64), ["--rw=randread"], 3, 2))
+print(json.dumps(g.ratio_summary([(100, 90), (100, 110), (100, 100), (200, 190)]),
+                 sort_keys=True))
+print(json.dumps(g.ratio_summary([(100, 97)])))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "ref0 dev0 dev1 ref1 ref2 dev2" ]
+	[ "${lines[1]}" = "runtime=2 rw=randread filename=/dev/null filename=/dev/zero filename=/dev/zero filename=/dev/null filename=/dev/null filename=/dev/zero" ]
+	[ "${lines[2]}" = "[(100.0, 90.0), (100.0, 90.0), (100.0, 90.0)]" ]
+	# By hand: ln 0.9, ln 1.1, 0, ln 0.95; mean -0.01534, sd 0.08539; t(3) 3.18.
+	[ "${lines[3]}" = '{"ci95": [0.8598, 1.128], "geomean": 0.9848, "median": 0.975, "ratios": [0.9, 1.1, 1.0, 0.95]}' ]
+	[ "${lines[4]}" = '{"ratios": [0.97], "median": 0.97, "geomean": 0.97}' ]
+}
+
 @test "pgprobe: hist files read as counts by key, stacks joined, addresses and offsets dropped" {
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import sys

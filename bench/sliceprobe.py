@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Workload 1 (hits) in slices: each system against a dm-linear reference
+over the raw SSD model, in PAIRS pairs of SECS-second slices of one fio
+run (guest.fio_slices(): ref-dev, dev-ref, ...), so that the emulator's
+drift, which moves 20 s rounds minutes apart by 10-30%, hits both slices
+of a pair alike. dm-linear against a second dm-linear is the control:
+its ratios show what the method itself cannot tell apart.
+
+Inside the guest, from the top of the tree:
+  scripts/vm-run -k KVER -o DIR -- env PAIRS=20 SECS=3 \\
+      /usr/bin/python3 bench/sliceprobe.py DIR
+SYSTEMS picks the systems ("linear_ssd ssdcache_wt ssdcache_wb
+dm_writecache" by default); WORKLOADS "hit" (default) and/or "write"
+(workload 2: dm-linear and the write-back caches; their writeback
+settled once before, not between slices); BENCH_MODEL the disks' model,
+as make bench's; VARIANTS
+"name=/path.ko ..." measures each build of the module in turn (vm-run
+--no-module). Writes DIR/slices.json.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import guest as g  # noqa: E402  (reads its results directory from argv[1])
+
+OUT = sys.argv[1]
+PAIRS = int(os.environ.get("PAIRS", "20"))
+SECS = int(os.environ.get("SECS", "3"))
+SYSTEMS = os.environ.get("SYSTEMS",
+                         "linear_ssd ssdcache_wt ssdcache_wb dm_writecache").split()
+WORKLOADS = os.environ.get("WORKLOADS", "hit").split()
+VARIANTS = [v.split("=", 1) for v in os.environ.get("VARIANTS", "").split()]
+
+
+def make(devs, name):
+    if name == "linear_ssd":
+        return g.LinearSsd(devs)
+    if name == "dm_writecache":
+        return g.DmWritecache(devs)
+    mode = {"ssdcache_wt": "writethrough", "ssdcache_wb": "writeback"}[name]
+    return g.Ssdcache(devs, mode)
+
+
+def measure(ref, s, label, results):
+    for w in WORKLOADS:
+        if w == "write" and s.name not in ("ssdcache_wb", "dm_writecache", "linear_ssd"):
+            continue
+        if w == "hit":
+            pairs = g.fio_slices(ref, s.dev, g.HIT_SET, g.HIT_FIO, PAIRS, SECS)
+        else:
+            pairs = g.fio_slices(ref, s.dev, g.WRITE_SET, g.WRITE_FIO, PAIRS, SECS)
+        summ = g.ratio_summary(pairs)
+        g.log(f"{label} {w}: geomean {summ.get('geomean')} ci95 {summ.get('ci95')} "
+              f"median {summ.get('median')}")
+        results.append({"system": label, "workload": w, "pairs": pairs, **summ})
+        if s.caches:
+            g.log(f"{label} status: {' '.join(g.dm_status(s.dm_names[0]))}")
+
+
+def one_system(devs, ref, name, label, results):
+    s = make(devs, name)
+    s.create()
+    try:
+        s.random_mode()
+        if s.caches:
+            g.warm_hit(s)
+            g.settle_writeback(s)
+        measure(ref, s, label, results)
+    finally:
+        s.destroy()
+
+
+def main():
+    for m in ("dm_mod", "dm-writecache", "libcrc32c"):
+        g.run(["modprobe", m])
+    devs = g.probe_devices()
+    d = devs["ssdbig"]
+    ref = g.dm_create("bench_ref", f"0 {g.sectors(d)} linear {d} 0")
+    results = []
+    try:
+        for name in SYSTEMS:
+            if name.startswith("ssdcache") and VARIANTS:
+                for build, ko in VARIANTS:
+                    g.load_build(ko)
+                    one_system(devs, ref, name, f"{name}-{build}", results)
+            else:
+                one_system(devs, ref, name, name, results)
+    finally:
+        g.dm_remove("bench_ref")
+    with open(f"{OUT}/slices.json", "w") as f:
+        json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
