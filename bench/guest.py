@@ -13,6 +13,8 @@ Environment:
   BENCH_SECS      length of one measured fio run (default 20)
   BENCH_HIT_ROUNDS, BENCH_WRITE_ROUNDS  measured rounds of workloads 1
                   and 2 per system (default 3 each, the median kept)
+  BENCH_HIT_SLICES  pairs of 3 s slices of workload 1 against dm-linear
+                  after its rounds (default 20; 0: none): fio_slices()
   BENCH_SYSTEMS   the systems to run, by name (default: all but ssdcache_wb_ra0,
                   write-back with readahead off, and ssdcache_wb_8k, write-back
                   with 8 KiB blocks, run only when named)
@@ -31,6 +33,7 @@ Environment:
 """
 
 import collections
+import contextlib
 import ctypes
 import json
 import math
@@ -50,6 +53,12 @@ SECS = int(os.environ.get("BENCH_SECS", "20"))
 # (a probe on 6.1: dm-linear 9,865 then 12,052 IOPS), more than the gaps
 # the targets are about.
 HIT_ROUNDS = max(1, int(os.environ.get("BENCH_HIT_ROUNDS", "3")))
+# Workload 1 again in pairs of short slices of one fio run, the system's
+# beside dm-linear's (fio_slices()): its ratio with a 95% interval. Slices
+# 4 s apart differ by 0.87x to 1.26x here, so only pairs narrow it: 20
+# pairs of 3 s gave about +-4% (2026-12-06).
+HIT_SLICES = max(0, int(os.environ.get("BENCH_HIT_SLICES", "20")))
+SLICE_SECS = 3
 # Workload 2's rounds, each after the cache's writeback is settled.
 WRITE_ROUNDS = max(1, int(os.environ.get("BENCH_WRITE_ROUNDS", "3")))
 PG_SCALE = int(os.environ.get("BENCH_PG_SCALE", "20"))
@@ -1087,11 +1096,14 @@ def w_hit(s):
         settled = settle_writeback(s)
     before = read_settled(s)
     rounds, ref_rounds = paired_rounds(s, HIT_ROUNDS, hit_fio)
+    slices = hit_slices(s)
     ratio = hit_ratio(before, read_settled(s))
     r = median_round(rounds, lambda x: x["read"]["iops"])
     r["rounds_iops"] = [round(x["read"]["iops"]) for x in rounds]
     if ref_rounds:
         r["ref_rounds_iops"] = [round(x["read"]["iops"]) for x in ref_rounds]
+    if slices:
+        r["slices"] = slices
     r["hit_ratio"] = ratio
     if settled:
         settled["dirty_after_rounds"] = s.dirty()
@@ -1148,20 +1160,50 @@ def paired_rounds(s, n, measure, before=None):
         return measure(dev)
 
     mine, ref = [], []
-    if s.name == "raw_hdd" or "ssdbig" not in s.devs:
+    if not has_reference(s):
         return [measured(s.dev) for _ in range(n)], ref
-    d = s.devs["ssdbig"]
-    ref_dev = dm_create("bench_ref", f"0 {sectors(d)} linear {d} 0")
-    try:
+    with reference(s) as ref_dev:
         for i in range(n):
             if not i % 2:
                 ref.append(measured(ref_dev))
             mine.append(measured(s.dev))
             if i % 2:
                 ref.append(measured(ref_dev))
+    return mine, ref
+
+
+def has_reference(s):
+    """Whether system S is measured beside dm-linear over the raw SSD
+    model: not the raw HDD (no ratio to dm-linear is asked of it), and
+    only with that disk."""
+    return s.name != "raw_hdd" and "ssdbig" in s.devs
+
+
+@contextlib.contextmanager
+def reference(s):
+    """A dm-linear device over system S's raw SSD model (bench_ref), for
+    the measurements beside it; removed after."""
+    d = s.devs["ssdbig"]
+    ref_dev = dm_create("bench_ref", f"0 {sectors(d)} linear {d} 0")
+    try:
+        yield ref_dev
     finally:
         dm_remove("bench_ref")
-    return mine, ref
+
+
+def hit_slices(s):
+    """Workload 1 on system S in HIT_SLICES pairs of slices beside
+    dm-linear (fio_slices()): ratio_summary() of the pairs, with them and
+    the slices' length; None if there are none to run."""
+    if not HIT_SLICES or not has_reference(s):
+        return None
+    with reference(s) as ref_dev:
+        pairs = fio_slices(ref_dev, s.dev, HIT_SET, HIT_FIO, HIT_SLICES, SLICE_SECS)
+    out = dict(ratio_summary(pairs), secs=SLICE_SECS,
+               pairs=[[round(a), round(b)] for a, b in pairs])
+    log(f"{s.label}: hit slices: {out.get('geomean')} {out.get('ci95')} "
+        f"median {out.get('median')}")
+    return out
 
 
 def w_write(s):

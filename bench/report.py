@@ -89,6 +89,7 @@ def table(res, w, title, unit, lines):
                      f"(IOPS of each round: {'; '.join(spread)}).\n")
     paired_line(systems, w, lines)
     if w == "hit":
+        slices_line(systems, lines)
         settled_line(systems, lines)
     if w == "write":
         settled_rounds_line(systems, lines)
@@ -129,6 +130,27 @@ def paired_line(systems, w, lines):
                      "device over the raw SSD model, the reference first in the "
                      "first round and every other one; the median of the rounds' "
                      "ratios (each round's): "
+                     f"{'; '.join(out)}.\n")
+
+
+def slices_line(systems, lines):
+    """Workload 1 in slices beside dm-linear (guest.hit_slices()), for
+    each system that ran them."""
+    out = []
+    for s in systems.values():
+        sl = s.get("hit", {}).get("slices")
+        if sl and "geomean" in sl:
+            ci, n = sl.get("ci95"), len(sl["ratios"])
+            out.append(f"{s['label']} {sl['geomean']:.3f}x"
+                       + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+                       + f" (median {sl['median']:.3f}x, {n} pair{'s' if n != 1 else ''})")
+    if out:
+        secs = next(s["hit"]["slices"]["secs"] for s in systems.values()
+                    if s.get("hit", {}).get("slices"))
+        lines.append(f"In slices: pairs of {secs} s slices of one fio run, the system's "
+                     "beside a dm-linear device's over the raw SSD model, in turn "
+                     "(ref-dev, dev-ref, ...); the geometric mean of the pairs' "
+                     "ratios [its 95% interval] (their median): "
                      f"{'; '.join(out)}.\n")
 
 
@@ -416,6 +438,11 @@ def targets(res, lines):
         p = paired(sy.get(o, {}), "hit")
         if p:
             check(f"hit path ({mode}) >= 0.95x dm-linear, paired rounds", p[0], 1.0, 0.95)
+        sl = sy.get(o, {}).get("hit", {}).get("slices")
+        if sl and sl.get("ci95"):
+            lo, hi = sl["ci95"]
+            check(f"hit path ({mode}) >= 0.95x dm-linear, slices "
+                  f"(95% interval {lo:.3f}x to {hi:.3f}x)", sl["geomean"], 1.0, 0.95)
     check("write-back 4 KiB random write >= 0.9x dm-linear",
           m("ssdcache_wb", "write"), m("linear_ssd", "write"), 0.9)
     p = paired(sy.get("ssdcache_wb", {}), "write")

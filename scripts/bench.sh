@@ -6,8 +6,9 @@
 # build/bench/<kernel>/: results.json, results.md (bench/report.py), PNG
 # plots, and the guest's output.log.
 #
-# BENCH_SYSTEMS, BENCH_WORKLOADS, BENCH_HIT_ROUNDS, BENCH_WRITE_ROUNDS, BENCH_MODEL, BENCH_FS,
-# BENCH_PG_SCALE, BENCH_PG_CACHE_MB, BENCH_PG_PREWARM, BENCH_PG_ROUNDS and
+# BENCH_SYSTEMS, BENCH_WORKLOADS, BENCH_HIT_ROUNDS, BENCH_HIT_SLICES,
+# BENCH_WRITE_ROUNDS, BENCH_MODEL, BENCH_FS, BENCH_PG_SCALE,
+# BENCH_PG_CACHE_MB, BENCH_PG_PREWARM, BENCH_PG_ROUNDS and
 # BENCH_SB_ROWS pass through to the guest (see bench/guest.py).
 # BENCH_ICOUNT=SHIFT boots the guest with a clock that counts its
 # instructions (vm-run --icount): each figure is
@@ -44,7 +45,7 @@ for k in $kernels; do
 	echo "bench: $k: booting under TCG, ${secs} s per measured run (about $((secs * 4 + 12)) minutes with every workload and system: 92 at 20 s on 6.12, 2026-11-29)"
 	scripts/vm-run -k "$k" -m 7G -t $((secs * 400 + 1800)) "${icount[@]}" -o "$res/$k" -- \
 		env BENCH_SECS="$secs" BENCH_SYSTEMS="${BENCH_SYSTEMS:-}" BENCH_ICOUNT="${BENCH_ICOUNT:-}" \
-		BENCH_HIT_ROUNDS="${BENCH_HIT_ROUNDS:-3}" \
+		BENCH_HIT_ROUNDS="${BENCH_HIT_ROUNDS:-3}" BENCH_HIT_SLICES="${BENCH_HIT_SLICES:-20}" \
 		BENCH_WRITE_ROUNDS="${BENCH_WRITE_ROUNDS:-3}" BENCH_MODEL="${BENCH_MODEL:-timed}" \
 		BENCH_WORKLOADS="${BENCH_WORKLOADS:-hit write mixed seq pgbench}" \
 		BENCH_FS="${BENCH_FS:-ext4}" BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" \

@@ -132,6 +132,25 @@ r["systems"]["ssdcache_wb"]["write"]["ref_rounds_iops"] = [3200]'
 	plain_report_lacks "$d" 'paired rounds'
 }
 
+@test "bench report: workload 1 in slices gives its interval and its own target rows" {
+	d=$BATS_TEST_TMPDIR
+	edited_report "$d" 'r["systems"]["ssdcache_wt"]["hit"]["slices"] = {"secs": 3,
+    "ratios": [0.9, 1.0], "median": 0.95, "geomean": 0.9487, "ci95": [0.5, 1.8],
+    "pairs": [[100, 90], [100, 100]]}
+r["systems"]["ssdcache_wb"]["hit"]["slices"] = {"secs": 3, "ratios": [0.96],
+    "median": 0.96, "geomean": 0.96, "pairs": [[100, 96]]}
+r["systems"]["linear_ssd"]["hit"]["slices"] = {"secs": 3, "ratios": [1.0, 1.02],
+    "median": 1.01, "geomean": 1.01, "ci95": [0.9, 1.13], "pairs": [[100, 100], [100, 102]]}'
+	md=$d/results.md
+	grep -F 'In slices: pairs of 3 s slices of one fio run' "$md"
+	grep -F ': dm-linear on SSD 1.010x [0.900, 1.130] (median 1.010x, 2 pairs); ssdcache write-through 0.949x [0.500, 1.800] (median 0.950x, 2 pairs); ssdcache write-back 0.960x (median 0.960x, 1 pair).' "$md"
+	# 0.9487 rounds to the bar: a third decimal, and missed.
+	grep -F '| hit path (write-through) >= 0.95x dm-linear, slices (95% interval 0.500x to 1.800x) | 0.949x | MISSED |' "$md"
+	# One pair has no interval: no target row from it.
+	! grep -F 'hit path (write-back) >= 0.95x dm-linear, slices' "$md"
+	plain_report_lacks "$d" 'In slices'
+}
+
 @test "bench report: what each cache wrote back before the hit rounds is listed" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["hit"]["writeback_settled"] = {"dirty_before": 16384, "dirty_after": 0, "done": True, "secs": 4.2, "dirty_after_rounds": 0}
