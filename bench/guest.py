@@ -708,7 +708,9 @@ def fio_slices(ref_dev, dev, region, extra, pairs, secs, ramp=1):
     jobs run one after the other: the pairs in turn ref-dev, dev-ref
     (ABBA), so that a drift slower than a pair hits both of its slices
     alike and a steady one favours neither. fio's options EXTRA (--k=v)
-    apply to every slice. Returns [(ref IOPS, dev IOPS)], a pair each."""
+    apply to every slice: uniform random I/O only, as the two devices'
+    names differ (fio seeds a zipf generator from the file's name: see
+    FIO_DEV). Returns [(ref IOPS, dev IOPS)], a pair each."""
     off, size = region
     lines = ["[global]", "direct=1", "ioengine=libaio", f"offset={off}M",
              f"size={size}M", "randrepeat=1", "time_based", f"runtime={secs}",
@@ -1162,7 +1164,7 @@ def paired_rounds(s, n, measure, before=None):
     mine, ref = [], []
     if not has_reference(s):
         return [measured(s.dev) for _ in range(n)], ref
-    with reference(s) as ref_dev:
+    with reference(s.devs) as ref_dev:
         for i in range(n):
             if not i % 2:
                 ref.append(measured(ref_dev))
@@ -1180,10 +1182,10 @@ def has_reference(s):
 
 
 @contextlib.contextmanager
-def reference(s):
-    """A dm-linear device over system S's raw SSD model (bench_ref), for
-    the measurements beside it; removed after."""
-    d = s.devs["ssdbig"]
+def reference(devs):
+    """A dm-linear device over the raw SSD model of the disks DEVS
+    (bench_ref), for the measurements beside it; removed after."""
+    d = devs["ssdbig"]
     ref_dev = dm_create("bench_ref", f"0 {sectors(d)} linear {d} 0")
     try:
         yield ref_dev
@@ -1197,7 +1199,7 @@ def hit_slices(s):
     the slices' length; None if there are none to run."""
     if not HIT_SLICES or not has_reference(s):
         return None
-    with reference(s) as ref_dev:
+    with reference(s.devs) as ref_dev:
         pairs = fio_slices(ref_dev, s.dev, HIT_SET, HIT_FIO, HIT_SLICES, SLICE_SECS)
     out = dict(ratio_summary(pairs), secs=SLICE_SECS,
                pairs=[[round(a), round(b)] for a, b in pairs])

@@ -76,10 +76,8 @@ def main():
     for m in ("dm_mod", "dm-writecache", "libcrc32c"):
         g.run(["modprobe", m])
     devs = g.probe_devices()
-    d = devs["ssdbig"]
-    ref = g.dm_create("bench_ref", f"0 {g.sectors(d)} linear {d} 0")
     results = []
-    try:
+    with g.reference(devs) as ref:
         for name in SYSTEMS:
             if name.startswith("ssdcache") and VARIANTS:
                 for build, ko in VARIANTS:
@@ -87,8 +85,6 @@ def main():
                     one_system(devs, ref, name, f"{name}-{build}", results)
             else:
                 one_system(devs, ref, name, name, results)
-    finally:
-        g.dm_remove("bench_ref")
     with open(f"{OUT}/slices.json", "w") as f:
         json.dump(results, f, indent=1)
 

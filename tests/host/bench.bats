@@ -297,6 +297,13 @@ for dev in r["devices"].values():
 	[ ! -e "$BATS_TEST_TMPDIR/out" ]
 }
 
+@test "bench: a BENCH_HIT_SLICES that is not a number is refused before any boot" {
+	run env BENCH_HIT_SLICES=some BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"BENCH_HIT_SLICES must be a number of pairs (0: none), not some"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out" ]
+}
+
 # The guest gets only the environment bench.sh hands it: a BENCH_ variable
 # that bench/guest.py reads but bench.sh does not pass is silently ignored.
 @test "bench: every BENCH_ variable bench/guest.py reads is passed to the guest" {
