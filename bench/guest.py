@@ -1193,19 +1193,26 @@ def reference(devs):
         dm_remove("bench_ref")
 
 
+def slices(ref_dev, dev, label, what, fio_set, fio_args, pairs, secs):
+    """fio_slices() of DEV beside REF_DEV in PAIRS pairs of SECS-second
+    slices of FIO_SET with FIO_ARGS: ratio_summary() of the pairs, with
+    them and the slices' length, logged as LABEL's WHAT."""
+    got = fio_slices(ref_dev, dev, fio_set, fio_args, pairs, secs)
+    out = dict(ratio_summary(got), secs=secs,
+               pairs=[[round(a), round(b)] for a, b in got])
+    log(f"{label}: {what} slices: {out.get('geomean')} {out.get('ci95')} "
+        f"median {out.get('median')}")
+    return out
+
+
 def hit_slices(s):
     """Workload 1 on system S in HIT_SLICES pairs of slices beside
-    dm-linear (fio_slices()): ratio_summary() of the pairs, with them and
-    the slices' length; None if there are none to run."""
+    dm-linear (slices()); None if there are none to run."""
     if not HIT_SLICES or not has_reference(s):
         return None
     with reference(s.devs) as ref_dev:
-        pairs = fio_slices(ref_dev, s.dev, HIT_SET, HIT_FIO, HIT_SLICES, SLICE_SECS)
-    out = dict(ratio_summary(pairs), secs=SLICE_SECS,
-               pairs=[[round(a), round(b)] for a, b in pairs])
-    log(f"{s.label}: hit slices: {out.get('geomean')} {out.get('ci95')} "
-        f"median {out.get('median')}")
-    return out
+        return slices(ref_dev, s.dev, s.label, "hit", HIT_SET, HIT_FIO,
+                      HIT_SLICES, SLICE_SECS)
 
 
 def w_write(s):

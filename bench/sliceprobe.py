@@ -16,7 +16,9 @@ dm_writecache" by default); WORKLOADS "hit" (default) and/or "write"
 settled once before, not between slices); BENCH_MODEL the disks' model,
 as make bench's; VARIANTS
 "name=/path.ko ..." measures each build of the module in turn (vm-run
---no-module). Writes DIR/slices.json.
+--no-module); FIO_OPTS "name=--opt=v,--opt=v ..." measures each system
+once per named set of extra fio options (say "cpu0=--cpus_allowed=0
+any=" to pin fio or not), in turn. Writes DIR/slices.json.
 """
 import json
 import os
@@ -32,6 +34,8 @@ SYSTEMS = os.environ.get("SYSTEMS",
                          "linear_ssd ssdcache_wt ssdcache_wb dm_writecache").split()
 WORKLOADS = os.environ.get("WORKLOADS", "hit").split()
 VARIANTS = [v.split("=", 1) for v in os.environ.get("VARIANTS", "").split()]
+FIO_OPTS = [(n, [o for o in opts.split(",") if o]) for n, opts in
+            (v.split("=", 1) for v in os.environ.get("FIO_OPTS", "").split())] or [("", [])]
 
 
 def make(devs, name):
@@ -47,14 +51,11 @@ def measure(ref, s, label, results):
     for w in WORKLOADS:
         if w == "write" and s.name not in ("ssdcache_wb", "dm_writecache", "linear_ssd"):
             continue
-        if w == "hit":
-            pairs = g.fio_slices(ref, s.dev, g.HIT_SET, g.HIT_FIO, PAIRS, SECS)
-        else:
-            pairs = g.fio_slices(ref, s.dev, g.WRITE_SET, g.WRITE_FIO, PAIRS, SECS)
-        summ = g.ratio_summary(pairs)
-        g.log(f"{label} {w}: geomean {summ.get('geomean')} ci95 {summ.get('ci95')} "
-              f"median {summ.get('median')}")
-        results.append({"system": label, "workload": w, "pairs": pairs, **summ})
+        fset, fio = (g.HIT_SET, g.HIT_FIO) if w == "hit" else (g.WRITE_SET, g.WRITE_FIO)
+        for oname, opts in FIO_OPTS:
+            olabel = f"{label}-{oname}" if oname else label
+            summ = g.slices(ref, s.dev, olabel, w, fset, fio + opts, PAIRS, SECS)
+            results.append({"system": olabel, "workload": w, "fio_opts": opts, **summ})
         if s.caches:
             g.log(f"{label} status: {' '.join(g.dm_status(s.dm_names[0]))}")
 

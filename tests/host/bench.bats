@@ -504,6 +504,36 @@ PY
 	[ "${lines[4]}" = '{"ratios": [0.97], "median": 0.97, "geomean": 0.97}' ]
 }
 
+@test "guest: slices() sums up fio_slices() with its options; sliceprobe's FIO_OPTS name sets of options" {
+	run env FIO_OPTS="cpu0=--cpus_allowed=0,--numjobs=1 any=" /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+import sliceprobe
+
+def fake_run(cmd, check=True, **kw):
+    job = open(cmd[-1]).read().splitlines()
+    names = [x[1:-1] for x in job if x.startswith("[") and x != "[global]"]
+    print(" ".join(x for x in job if x.startswith(("cpus_allowed=", "numjobs="))))
+    return json.dumps({"jobs": [{"jobname": n,
+                                 "read": {"iops": 100.4 if n.startswith("ref") else 90.6},
+                                 "write": {"iops": 0.0}} for n in names]})
+
+g.run = fake_run
+g.log = lambda msg: print("log:", msg)
+print(sliceprobe.FIO_OPTS)
+out = g.slices("/dev/null", "/dev/zero", "sys", "hit", (0, 64), ["--rw=randread"] + sliceprobe.FIO_OPTS[0][1], 2, 3)
+print(json.dumps(out, sort_keys=True))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "[('cpu0', ['--cpus_allowed=0', '--numjobs=1']), ('any', [])]" ]
+	[ "${lines[1]}" = "cpus_allowed=0 numjobs=1" ]
+	[ "${lines[2]}" = "log: sys: hit slices: 0.9024 [0.9024, 0.9024] median 0.9024" ]
+	[ "${lines[3]}" = '{"ci95": [0.9024, 0.9024], "geomean": 0.9024, "median": 0.9024, "pairs": [[100, 91], [100, 91]], "ratios": [0.9024, 0.9024], "secs": 3}' ]
+}
+
 @test "pgprobe: hist files read as counts by key, stacks joined, addresses and offsets dropped" {
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import sys
