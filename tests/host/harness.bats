@@ -70,6 +70,22 @@ copy_tree() {
 	[[ "$output" == *unused* ]]
 }
 
+# "make -j2" at the top: the kernel's make says "-j2 forced in submake",
+# which is make's, not a diagnostic about our code.
+@test "harness: the module builds under a parallel make, and still fails on a warning" {
+	[ -n "$KVER" ] || skip "no kernel headers installed"
+	copy_tree
+	printf 'all:\n\t+$(CURDIR)/scripts/build-module.sh %s\n' "$KVER" >"$tree/Makefile"
+	run make -C "$tree" -j2
+	[ "$status" -eq 0 ]
+	grep -q "forced in submake" "$tree/build/$KVER/build.log"
+	[[ "$output" == *"build-module: $KVER: built"* ]]
+	printf '\nvoid ssdc_warn(void);\nvoid ssdc_warn(void) { int unused; }\n' >>"$tree/module/target.c"
+	run make -C "$tree" -j2
+	[ "$status" -ne 0 ]
+	[[ "$output" == *unused* ]]
+}
+
 @test "harness: the sparse build fails on an endianness bug" {
 	[ -n "$KVER" ] || skip "no kernel headers installed"
 	copy_tree
