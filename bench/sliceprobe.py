@@ -18,7 +18,12 @@ as make bench's; VARIANTS
 "name=/path.ko ..." measures each build of the module in turn (vm-run
 --no-module); FIO_OPTS "name=--opt=v,--opt=v ..." measures each system
 once per named set of extra fio options (say "cpu0=--cpus_allowed=0
-any=" to pin fio or not), in turn. Writes DIR/slices.json.
+any=" to pin fio or not), in turn; INSTANCES (default 1) repeats it
+all that many times, each system created (and each build loaded) anew
+each time, and pools each label's instances (pool()): in a one-vCPU
+guest (vm-run -c 1) a cache's slices agree within about 2%, but the
+level moved by about 3% from one instance to the next (2026-12-06), so
+a build is measured over several. Writes DIR/slices.json.
 """
 import json
 import os
@@ -36,6 +41,7 @@ WORKLOADS = os.environ.get("WORKLOADS", "hit").split()
 VARIANTS = [v.split("=", 1) for v in os.environ.get("VARIANTS", "").split()]
 FIO_OPTS = [(n, [o for o in opts.split(",") if o]) for n, opts in
             (v.split("=", 1) for v in os.environ.get("FIO_OPTS", "").split())] or [("", [])]
+INSTANCES = int(os.environ.get("INSTANCES", "1"))
 
 
 def make(devs, name):
@@ -60,6 +66,25 @@ def measure(ref, s, label, results):
             g.log(f"{label} status: {' '.join(g.dm_status(s.dm_names[0]))}")
 
 
+def pool(results):
+    """Per label and workload of RESULTS measured in more than one
+    instance: ratio_summary() of the instances' geometric means (its
+    interval: Student's t over the instances), with their number."""
+    by = {}
+    for r in results:
+        if "geomean" in r:
+            by.setdefault((r["system"], r["workload"]), []).append(r["geomean"])
+    out = []
+    for (label, w), means in by.items():
+        if len(means) < 2:
+            continue
+        summ = g.ratio_summary([(1.0, m) for m in means])
+        g.log(f"{label}: {w} over {len(means)} instances: {summ.get('geomean')} "
+              f"{summ.get('ci95')} median {summ.get('median')}")
+        out.append({"system": label, "workload": w, "instances": len(means), **summ})
+    return out
+
+
 def one_system(devs, ref, name, label, results):
     s = make(devs, name)
     s.create()
@@ -79,15 +104,18 @@ def main():
     devs = g.probe_devices()
     results = []
     with g.reference(devs) as ref:
-        for name in SYSTEMS:
-            if name.startswith("ssdcache") and VARIANTS:
-                for build, ko in VARIANTS:
-                    g.load_build(ko)
-                    one_system(devs, ref, name, f"{name}-{build}", results)
-            else:
-                one_system(devs, ref, name, name, results)
+        for i in range(INSTANCES):
+            for name in SYSTEMS:
+                if name.startswith("ssdcache") and VARIANTS:
+                    for build, ko in VARIANTS:
+                        g.load_build(ko)
+                        one_system(devs, ref, name, f"{name}-{build}", results)
+                else:
+                    one_system(devs, ref, name, name, results)
+            for r in results:
+                r.setdefault("instance", i)
     with open(f"{OUT}/slices.json", "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump(results + pool(results), f, indent=1)
 
 
 if __name__ == "__main__":

@@ -534,6 +534,28 @@ PY
 	[ "${lines[3]}" = '{"ci95": [0.9024, 0.9024], "geomean": 0.9024, "median": 0.9024, "pairs": [[100, 91], [100, 91]], "ratios": [0.9024, 0.9024], "secs": 3}' ]
 }
 
+@test "sliceprobe: pool() sums up each label's instances, and leaves single ones alone" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+import sliceprobe
+
+g.log = lambda msg: print("log:", msg)
+res = [{"system": "wt", "workload": "hit", "geomean": m, "instance": i}
+       for i, m in enumerate((0.9, 1.1, 1.0, 0.95))]
+res += [{"system": "wb", "workload": "hit", "geomean": 0.97, "instance": 0},
+        {"system": "wt", "workload": "write", "ratios": [], "instance": 0}]
+print(json.dumps(sliceprobe.pool(res), sort_keys=True))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# The instances' means as ratios: as ratio_summary()'s own test, by hand.
+	[ "${lines[0]}" = "log: wt: hit over 4 instances: 0.9848 [0.8598, 1.128] median 0.975" ]
+	[ "${lines[1]}" = '[{"ci95": [0.8598, 1.128], "geomean": 0.9848, "instances": 4, "median": 0.975, "ratios": [0.9, 1.1, 1.0, 0.95], "system": "wt", "workload": "hit"}]' ]
+}
+
 @test "pgprobe: hist files read as counts by key, stacks joined, addresses and offsets dropped" {
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import sys
