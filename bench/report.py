@@ -154,6 +154,46 @@ def slices_line(systems, lines):
                      f"{'; '.join(out)}.\n")
 
 
+def load_onecpu(outdir):
+    """Workloads 1 and 2 in make bench's one-vCPU boot (bench/sliceprobe.py
+    with INSTANCES, scripts/bench.sh): {(system, workload): pooled entry},
+    the build's "-base" label suffix dropped; {} if that boot did not run."""
+    try:
+        with open(f"{outdir}/onecpu/slices.json") as f:
+            got = json.load(f)
+    except FileNotFoundError:
+        return {}
+    return {(r["system"].removesuffix("-base"), r["workload"]): r
+            for r in got if "instances" in r}
+
+
+# The one-vCPU boot's systems, as the main boot labels them, for a run
+# whose BENCH_SYSTEMS left some of them out.
+ONECPU_LABELS = {"linear_ssd": "dm-linear on SSD", "ssdcache_wt": "ssdcache write-through",
+                 "ssdcache_wb": "ssdcache write-back", "dm_writecache": "dm-writecache"}
+
+
+def onecpu_lines(res, lines):
+    """The one-vCPU boot's pooled ratios, per workload."""
+    one = res.get("onecpu") or {}
+    for w, what in (("hit", "4 KiB random reads (workload 1)"),
+                    ("write", "4 KiB random writes (workload 2)")):
+        out = []
+        for (name, wl), r in one.items():
+            if wl != w:
+                continue
+            label = res["systems"].get(name, {}).get("label", ONECPU_LABELS.get(name, name))
+            ci = r.get("ci95")
+            out.append(f"{label} {r['geomean']:.3f}x"
+                       + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+                       + f" (median {r['median']:.3f}x, {r['instances']} instances)")
+        if out:
+            lines.append(f"In a one-vCPU boot of its own, {what} in pairs of slices beside "
+                         "dm-linear, each system in several instances created anew; the "
+                         "geometric mean of the instances' geometric means [its 95% "
+                         f"interval] (their median): {'; '.join(out)}.\n")
+
+
 def settled_line(systems, lines):
     """What each cache held dirty after workload 1's warm-up, and whether
     it was written back before the measured rounds."""
@@ -412,6 +452,16 @@ def seq_table(res, lines):
         lines.append("")
 
 
+def onecpu_check(check, res, name, w, desc, factor):
+    """A target row from the one-vCPU boot's pooled instances, where they
+    have an interval."""
+    r = (res.get("onecpu") or {}).get((name, w))
+    if r and r.get("ci95"):
+        lo, hi = r["ci95"]
+        check(f"{desc}, one vCPU, {r['instances']} instances "
+              f"(95% interval {lo:.3f}x to {hi:.3f}x)", r["geomean"], 1.0, factor)
+
+
 def targets(res, lines):
     """The issue's targets, each measured in this run."""
     sy = res["systems"]
@@ -443,11 +493,14 @@ def targets(res, lines):
             lo, hi = sl["ci95"]
             check(f"hit path ({mode}) >= 0.95x dm-linear, slices "
                   f"(95% interval {lo:.3f}x to {hi:.3f}x)", sl["geomean"], 1.0, 0.95)
+        onecpu_check(check, res, o, "hit", f"hit path ({mode}) >= 0.95x dm-linear", 0.95)
     check("write-back 4 KiB random write >= 0.9x dm-linear",
           m("ssdcache_wb", "write"), m("linear_ssd", "write"), 0.9)
     p = paired(sy.get("ssdcache_wb", {}), "write")
     if p:
         check("write-back 4 KiB random write >= 0.9x dm-linear, paired rounds", p[0], 1.0, 0.9)
+    onecpu_check(check, res, "ssdcache_wb", "write",
+                 "write-back 4 KiB random write >= 0.9x dm-linear", 0.9)
     check("write-through 4 KiB random write >= 0.95x raw HDD",
           m("ssdcache_wt", "write"), m("raw_hdd", "write"), 0.95)
     peer, _ = best_peer(sy, "mixed")
@@ -598,6 +651,7 @@ def main():
     outdir = sys.argv[1]
     with open(f"{outdir}/results.json") as f:
         res = json.load(f)
+    res["onecpu"] = load_onecpu(outdir)
     lines = [f"## ssdcache bench: kernel {res['kernel']}, {res['cpus']} vCPUs under TCG, "
              f"{res['secs']} s per measured run\n"]
     dv = res["devices"]
@@ -620,6 +674,7 @@ def main():
         lines.append("**Failed:** " + "; ".join(failed) + "\n")
     for w, title, unit in WORKLOADS:
         table(res, w, title, unit, lines)
+    onecpu_lines(res, lines)
     for fs in ("ext4", "xfs"):
         pg_table(res, fs, lines)
     for fs in ("ext4", "xfs"):

@@ -10,6 +10,16 @@
 # BENCH_WRITE_ROUNDS, BENCH_MODEL, BENCH_FS, BENCH_PG_SCALE,
 # BENCH_PG_CACHE_MB, BENCH_PG_PREWARM, BENCH_PG_ROUNDS and
 # BENCH_SB_ROWS pass through to the guest (see bench/guest.py).
+#
+# Then, where workload 1 or 2 ran on the timed disks, a second boot per
+# kernel with one vCPU (vm-run -c 1; in a two-vCPU guest a pair of
+# slices is about ten times noisier, Documentation/performance.rst,
+# "Workload 1 in a one-vCPU guest") measures them in slices beside
+# dm-linear with bench/sliceprobe.py: dm-linear, ssdcache in both modes
+# and dm-writecache, each in BENCH_SLICE_INSTANCES instances (default 4;
+# 0: no such boot) created anew, the module loaded anew for each, 6
+# pairs of 3 s slices each. Results in build/bench/<kernel>/onecpu/,
+# pooled in results.md and its targets (bench/report.py).
 # BENCH_ICOUNT=SHIFT boots the guest with a clock that counts its
 # instructions (vm-run --icount): each figure is
 # then guest instructions per I/O, the same from run to run and whatever
@@ -27,6 +37,16 @@ slices=${BENCH_HIT_SLICES:-20}
 case $slices in
 ''|*[!0-9]*) echo "bench: BENCH_HIT_SLICES must be a number of pairs (0: none), not $slices" >&2; exit 2 ;;
 esac
+instances=${BENCH_SLICE_INSTANCES:-4}
+case $instances in
+''|*[!0-9]*) echo "bench: BENCH_SLICE_INSTANCES must be a number of instances (0: none), not $instances" >&2; exit 2 ;;
+esac
+workloads=${BENCH_WORKLOADS:-hit write mixed seq pgbench}
+onecpu=()
+for w in $workloads; do
+	case $w in hit|write) onecpu+=("$w") ;; esac
+done
+[ -z "${BENCH_ICOUNT:-}" ] && [ "${BENCH_MODEL:-timed}" = timed ] && [ "$instances" -gt 0 ] || onecpu=()
 kernels=${SSDCACHE_KERNELS:-$(scripts/kernels.sh)}
 icount=()
 if [ -n "${BENCH_ICOUNT:-}" ]; then
@@ -52,7 +72,7 @@ for k in $kernels; do
 		env BENCH_SECS="$secs" BENCH_SYSTEMS="${BENCH_SYSTEMS:-}" BENCH_ICOUNT="${BENCH_ICOUNT:-}" \
 		BENCH_HIT_ROUNDS="${BENCH_HIT_ROUNDS:-3}" BENCH_HIT_SLICES="$slices" \
 		BENCH_WRITE_ROUNDS="${BENCH_WRITE_ROUNDS:-3}" BENCH_MODEL="${BENCH_MODEL:-timed}" \
-		BENCH_WORKLOADS="${BENCH_WORKLOADS:-hit write mixed seq pgbench}" \
+		BENCH_WORKLOADS="$workloads" \
 		BENCH_FS="${BENCH_FS:-ext4}" BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" \
 		BENCH_PG_CACHE_MB="${BENCH_PG_CACHE_MB:-768}" BENCH_PG_PREWARM="${BENCH_PG_PREWARM:-1}" \
 		BENCH_PG_ROUNDS="${BENCH_PG_ROUNDS:-3}" BENCH_SB_ROWS="${BENCH_SB_ROWS:-500000}" \
@@ -63,6 +83,15 @@ for k in $kernels; do
 	# shellcheck disable=SC2086
 	echo "bench: $k: harness $(cat "$res/$k/harness" 2>/dev/null || echo unfinished), exit $r," \
 		"host CPU steal $(scripts/host-steal $steal0)% during the run" | tee -a "$res/$k.out"
+	if [ "${#onecpu[@]}" -gt 0 ] && [ -f "$res/$k/results.json" ]; then
+		echo "bench: $k: workloads ${onecpu[*]} in a one-vCPU boot, $instances instances of each system"
+		scripts/vm-run -k "$k" -c 1 --no-module -t $((instances * 900 + 600)) -o "$res/$k/onecpu" -- \
+			env INSTANCES="$instances" PAIRS=6 SECS=3 WORKLOADS="${onecpu[*]}" \
+			SYSTEMS="linear_ssd ssdcache_wt ssdcache_wb dm_writecache" \
+			VARIANTS="base=$top/build/$k/dm-ssdcache.ko" \
+			/usr/bin/python3 bench/sliceprobe.py "$res/$k/onecpu" 2>&1 | tee -a "$res/$k.out"
+		[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $k: the one-vCPU boot failed" | tee -a "$res/$k.out"; rc=1; }
+	fi
 	if [ -f "$res/$k/results.json" ]; then
 		/usr/bin/python3 bench/report.py "$res/$k" || rc=1
 	else

@@ -151,6 +151,29 @@ r["systems"]["linear_ssd"]["hit"]["slices"] = {"secs": 3, "ratios": [1.0, 1.02],
 	plain_report_lacks "$d" 'In slices'
 }
 
+@test "bench report: the one-vCPU boot's pooled instances give their line and their own target rows" {
+	d=$BATS_TEST_TMPDIR
+	mkdir -p "$d/onecpu"
+	cat >"$d/onecpu/slices.json" <<'JSON'
+[{"system": "ssdcache_wt-base", "workload": "hit", "geomean": 0.96, "instance": 0},
+ {"system": "linear_ssd", "workload": "hit", "instances": 4, "geomean": 1.003, "median": 1.0, "ci95": [0.98, 1.03], "ratios": [1, 1, 1, 1]},
+ {"system": "ssdcache_wt-base", "workload": "hit", "instances": 4, "geomean": 0.9652, "median": 0.964, "ci95": [0.958, 0.973], "ratios": [1, 1, 1, 1]},
+ {"system": "ssdcache_wb-base", "workload": "hit", "instances": 4, "geomean": 0.949, "median": 0.95, "ci95": [0.93, 0.97], "ratios": [1, 1, 1, 1]},
+ {"system": "dm_writecache", "workload": "hit", "instances": 4, "geomean": 0.95, "median": 0.95, "ci95": [0.9, 1.0], "ratios": [1, 1, 1, 1]},
+ {"system": "ssdcache_wb-base", "workload": "write", "instances": 4, "geomean": 0.93, "median": 0.93, "ci95": [0.9, 0.96], "ratios": [1, 1, 1, 1]}]
+JSON
+	edited_report "$d" 'pass'
+	md=$d/results.md
+	grep -F 'In a one-vCPU boot of its own, 4 KiB random reads (workload 1)' "$md"
+	grep -F ': dm-linear on SSD 1.003x [0.980, 1.030] (median 1.000x, 4 instances); ssdcache write-through 0.965x [0.958, 0.973] (median 0.964x, 4 instances); ssdcache write-back 0.949x [0.930, 0.970] (median 0.950x, 4 instances); dm-writecache 0.950x [0.900, 1.000] (median 0.950x, 4 instances).' "$md"
+	grep -F 'In a one-vCPU boot of its own, 4 KiB random writes (workload 2) in pairs of slices beside dm-linear, each system in several instances created anew; the geometric mean of the instances' "$md"
+	grep -F '| hit path (write-through) >= 0.95x dm-linear, one vCPU, 4 instances (95% interval 0.958x to 0.973x) | 0.97x | met |' "$md"
+	grep -F '| hit path (write-back) >= 0.95x dm-linear, one vCPU, 4 instances (95% interval 0.930x to 0.970x) | 0.949x | MISSED |' "$md"
+	grep -F '| write-back 4 KiB random write >= 0.9x dm-linear, one vCPU, 4 instances (95% interval 0.900x to 0.960x) | 0.93x | met |' "$md"
+	rm -r "$d/onecpu"
+	plain_report_lacks "$d" 'one vCPU'
+}
+
 @test "bench report: what each cache wrote back before the hit rounds is listed" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["hit"]["writeback_settled"] = {"dirty_before": 16384, "dirty_after": 0, "done": True, "secs": 4.2, "dirty_after_rounds": 0}
@@ -301,6 +324,13 @@ for dev in r["devices"].values():
 	run env BENCH_HIT_SLICES=some BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"BENCH_HIT_SLICES must be a number of pairs (0: none), not some"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out" ]
+}
+
+@test "bench: a BENCH_SLICE_INSTANCES that is not a number is refused before any boot" {
+	run env BENCH_SLICE_INSTANCES=4x BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"BENCH_SLICE_INSTANCES must be a number of instances (0: none), not 4x"* ]]
 	[ ! -e "$BATS_TEST_TMPDIR/out" ]
 }
 
