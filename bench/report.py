@@ -133,6 +133,15 @@ def paired_line(systems, w, lines):
                      f"{'; '.join(out)}.\n")
 
 
+def summary_text(label, summ, count):
+    """LABEL's ratio_summary() SUMM (bench/guest.py) as text: geometric
+    mean [95% interval] (median, COUNT)."""
+    ci = summ.get("ci95")
+    return (f"{label} {summ['geomean']:.3f}x"
+            + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+            + f" (median {summ['median']:.3f}x, {count})")
+
+
 def slices_line(systems, lines):
     """Workload 1 in slices beside dm-linear (guest.hit_slices()), for
     each system that ran them."""
@@ -140,10 +149,8 @@ def slices_line(systems, lines):
     for s in systems.values():
         sl = s.get("hit", {}).get("slices")
         if sl and "geomean" in sl:
-            ci, n = sl.get("ci95"), len(sl["ratios"])
-            out.append(f"{s['label']} {sl['geomean']:.3f}x"
-                       + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-                       + f" (median {sl['median']:.3f}x, {n} pair{'s' if n != 1 else ''})")
+            n = len(sl["ratios"])
+            out.append(summary_text(s["label"], sl, f"{n} pair{'s' if n != 1 else ''}"))
     if out:
         secs = next(s["hit"]["slices"]["secs"] for s in systems.values()
                     if s.get("hit", {}).get("slices"))
@@ -183,10 +190,7 @@ def onecpu_lines(res, lines):
             if wl != w:
                 continue
             label = res["systems"].get(name, {}).get("label", ONECPU_LABELS.get(name, name))
-            ci = r.get("ci95")
-            out.append(f"{label} {r['geomean']:.3f}x"
-                       + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-                       + f" (median {r['median']:.3f}x, {r['instances']} instances)")
+            out.append(summary_text(label, r, f"{r['instances']} instances"))
         if out:
             lines.append(f"In a one-vCPU boot of its own, {what} in pairs of slices beside "
                          "dm-linear, each system in several instances created anew; the "
@@ -452,14 +456,18 @@ def seq_table(res, lines):
         lines.append("")
 
 
+def interval_check(check, desc, summ, factor):
+    """A target row from ratio_summary() SUMM, where it has an interval."""
+    if summ and summ.get("ci95"):
+        lo, hi = summ["ci95"]
+        check(f"{desc} (95% interval {lo:.3f}x to {hi:.3f}x)", summ["geomean"], 1.0, factor)
+
+
 def onecpu_check(check, res, name, w, desc, factor):
-    """A target row from the one-vCPU boot's pooled instances, where they
-    have an interval."""
+    """A target row from the one-vCPU boot's pooled instances."""
     r = (res.get("onecpu") or {}).get((name, w))
-    if r and r.get("ci95"):
-        lo, hi = r["ci95"]
-        check(f"{desc}, one vCPU, {r['instances']} instances "
-              f"(95% interval {lo:.3f}x to {hi:.3f}x)", r["geomean"], 1.0, factor)
+    if r:
+        interval_check(check, f"{desc}, one vCPU, {r['instances']} instances", r, factor)
 
 
 def targets(res, lines):
@@ -488,11 +496,8 @@ def targets(res, lines):
         p = paired(sy.get(o, {}), "hit")
         if p:
             check(f"hit path ({mode}) >= 0.95x dm-linear, paired rounds", p[0], 1.0, 0.95)
-        sl = sy.get(o, {}).get("hit", {}).get("slices")
-        if sl and sl.get("ci95"):
-            lo, hi = sl["ci95"]
-            check(f"hit path ({mode}) >= 0.95x dm-linear, slices "
-                  f"(95% interval {lo:.3f}x to {hi:.3f}x)", sl["geomean"], 1.0, 0.95)
+        interval_check(check, f"hit path ({mode}) >= 0.95x dm-linear, slices",
+                       sy.get(o, {}).get("hit", {}).get("slices"), 0.95)
         onecpu_check(check, res, o, "hit", f"hit path ({mode}) >= 0.95x dm-linear", 0.95)
     check("write-back 4 KiB random write >= 0.9x dm-linear",
           m("ssdcache_wb", "write"), m("linear_ssd", "write"), 0.9)

@@ -105,6 +105,7 @@ def main():
     results = []
     with g.reference(devs) as ref:
         for i in range(INSTANCES):
+            start = len(results)
             for name in SYSTEMS:
                 if name.startswith("ssdcache") and VARIANTS:
                     for build, ko in VARIANTS:
@@ -112,8 +113,8 @@ def main():
                         one_system(devs, ref, name, f"{name}-{build}", results)
                 else:
                     one_system(devs, ref, name, name, results)
-            for r in results:
-                r.setdefault("instance", i)
+            for r in results[start:]:
+                r["instance"] = i
     with open(f"{OUT}/slices.json", "w") as f:
         json.dump(results + pool(results), f, indent=1)
 
