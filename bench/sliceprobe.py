@@ -23,10 +23,15 @@ all that many times, each system created (and each build loaded) anew
 each time, and pools each label's instances (pool()): in a one-vCPU
 guest (vm-run -c 1) a cache's slices agree within about 2%, but the
 level moved by about 3% from one instance to the next (2026-12-06), so
-a build is measured over several. Writes DIR/slices.json.
+a build is measured over several. RELOAD=0 loads a build only when
+another one is loaded (with one build in VARIANTS: once for the whole
+boot), so that instances that reload the module and instances that do
+not can be told apart. Writes DIR/slices.json.
 """
 import json
+import math
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,6 +47,8 @@ VARIANTS = [v.split("=", 1) for v in os.environ.get("VARIANTS", "").split()]
 FIO_OPTS = [(n, [o for o in opts.split(",") if o]) for n, opts in
             (v.split("=", 1) for v in os.environ.get("FIO_OPTS", "").split())] or [("", [])]
 INSTANCES = int(os.environ.get("INSTANCES", "1"))
+RELOAD = os.environ.get("RELOAD", "1") != "0"
+LOADED = []  # the build loaded last by load(), if any
 
 
 def make(devs, name):
@@ -66,23 +73,49 @@ def measure(ref, s, label, results):
             g.log(f"{label} status: {' '.join(g.dm_status(s.dm_names[0]))}")
 
 
+def spread(rs):
+    """Of one label's instances RS: the standard deviation of their
+    geometric means' logarithms, and what the pairs' own scatter inside
+    each instance would give it if the pairs were independent draws
+    (both in percent, to 0.1). Instances that differ by more than the
+    second moved between instances; ABBA pairs that cancel each other's
+    drift make the first the smaller."""
+    logs = [math.log(r["geomean"]) for r in rs]
+    within = [statistics.variance([math.log(x) for x in r["ratios"]]) / len(r["ratios"])
+              for r in rs if len(r.get("ratios", [])) > 1]
+    return (round(100 * statistics.stdev(logs), 1),
+            round(100 * math.sqrt(statistics.mean(within)), 1) if within else None)
+
+
 def pool(results):
     """Per label and workload of RESULTS measured in more than one
     instance: ratio_summary() of the instances' geometric means (its
-    interval: Student's t over the instances), with their number."""
+    interval: Student's t over the instances), with their number and
+    spread()."""
     by = {}
     for r in results:
         if "geomean" in r:
-            by.setdefault((r["system"], r["workload"]), []).append(r["geomean"])
+            by.setdefault((r["system"], r["workload"]), []).append(r)
     out = []
-    for (label, w), means in by.items():
-        if len(means) < 2:
+    for (label, w), rs in by.items():
+        if len(rs) < 2:
             continue
-        summ = g.ratio_summary([(1.0, m) for m in means])
-        g.log(f"{label}: {w} over {len(means)} instances: {summ.get('geomean')} "
-              f"{summ.get('ci95')} median {summ.get('median')}")
-        out.append({"system": label, "workload": w, "instances": len(means), **summ})
+        summ = g.ratio_summary([(1.0, r["geomean"]) for r in rs])
+        sd, pairs_sd = spread(rs)
+        g.log(f"{label}: {w} over {len(rs)} instances: {summ.get('geomean')} "
+              f"{summ.get('ci95')} median {summ.get('median')}; "
+              f"instances' sd {sd}% (pairs alone: {pairs_sd}%)")
+        out.append({"system": label, "workload": w, "instances": len(rs), **summ,
+                    "sd_pct": sd, "pairs_sd_pct": pairs_sd})
     return out
+
+
+def load(ko):
+    """KO loaded for the next system: each time, or with RELOAD=0 only
+    when it is not the build loaded last."""
+    if RELOAD or LOADED != [ko]:
+        g.load_build(ko)
+        LOADED[:] = [ko]
 
 
 def one_system(devs, ref, name, label, results):
@@ -98,23 +131,29 @@ def one_system(devs, ref, name, label, results):
         s.destroy()
 
 
+def instances(devs, ref, results):
+    """INSTANCES times: every system (each ssdcache one once per build of
+    VARIANTS) measured into RESULTS, each result tagged with its instance."""
+    for i in range(INSTANCES):
+        start = len(results)
+        for name in SYSTEMS:
+            if name.startswith("ssdcache") and VARIANTS:
+                for build, ko in VARIANTS:
+                    load(ko)
+                    one_system(devs, ref, name, f"{name}-{build}", results)
+            else:
+                one_system(devs, ref, name, name, results)
+        for r in results[start:]:
+            r["instance"] = i
+
+
 def main():
     for m in ("dm_mod", "dm-writecache", "libcrc32c"):
         g.run(["modprobe", m])
     devs = g.probe_devices()
     results = []
     with g.reference(devs) as ref:
-        for i in range(INSTANCES):
-            start = len(results)
-            for name in SYSTEMS:
-                if name.startswith("ssdcache") and VARIANTS:
-                    for build, ko in VARIANTS:
-                        g.load_build(ko)
-                        one_system(devs, ref, name, f"{name}-{build}", results)
-                else:
-                    one_system(devs, ref, name, name, results)
-            for r in results[start:]:
-                r["instance"] = i
+        instances(devs, ref, results)
     with open(f"{OUT}/slices.json", "w") as f:
         json.dump(results + pool(results), f, indent=1)
 

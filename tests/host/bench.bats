@@ -582,8 +582,62 @@ PY
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# The instances' means as ratios: as ratio_summary()'s own test, by hand.
-	[ "${lines[0]}" = "log: wt: hit over 4 instances: 0.9848 [0.8598, 1.128] median 0.975" ]
-	[ "${lines[1]}" = '[{"ci95": [0.8598, 1.128], "geomean": 0.9848, "instances": 4, "median": 0.975, "ratios": [0.9, 1.1, 1.0, 0.95], "system": "wt", "workload": "hit"}]' ]
+	# Their spread: the sd of ln 0.9, ln 1.1, 0, ln 0.95 is 0.0854; no pairs given.
+	[ "${lines[0]}" = "log: wt: hit over 4 instances: 0.9848 [0.8598, 1.128] median 0.975; instances' sd 8.5% (pairs alone: None%)" ]
+	[ "${lines[1]}" = '[{"ci95": [0.8598, 1.128], "geomean": 0.9848, "instances": 4, "median": 0.975, "pairs_sd_pct": null, "ratios": [0.9, 1.1, 1.0, 0.95], "sd_pct": 8.5, "system": "wt", "workload": "hit"}]' ]
+}
+
+@test "sliceprobe: spread() sets the instances' spread against their pairs' own" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import math, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import sliceprobe
+
+def inst(ratios):
+    return {"ratios": ratios, "geomean": math.exp(sum(map(math.log, ratios)) / len(ratios))}
+
+# Two instances whose means agree (0.995, 0.993) though their pairs scatter.
+print(sliceprobe.spread([inst([0.9, 1.1]), inst([1.0, 1.0, 0.98])]))
+# Two instances whose pairs agree but whose levels differ by 10%.
+print(sliceprobe.spread([inst([0.9, 0.9]), inst([1.0, 1.0])]))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# By hand: var(ln 0.9, ln 1.1)/2 = 0.01007, var(0, 0, ln 0.98)/3 = 0.0000454;
+	# their mean's root 0.0711; the means' logs differ by 0.0017, sd 0.0012.
+	[ "${lines[0]}" = "(0.1, 7.1)" ]
+	# ln(1/0.9) = 0.1054 apart: sd 0.0745; no scatter inside either.
+	[ "${lines[1]}" = "(7.5, 0.0)" ]
+}
+
+@test "sliceprobe: instances() loads a build for each system, or with RELOAD=0 only when another is loaded" {
+	for reload in 1 0; do
+		run env RELOAD=$reload INSTANCES=2 SYSTEMS="linear_ssd ssdcache_wt" VARIANTS="a=/a.ko" \
+			/usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+import sliceprobe
+
+g.load_build = lambda ko: print("load", ko)
+sliceprobe.one_system = lambda devs, ref, name, label, results: results.append({"system": label})
+res = []
+sliceprobe.instances(None, None, res)
+print(res)
+PY
+		echo "$output"
+		[ "$status" -eq 0 ]
+		if [ $reload = 1 ]; then
+			[ "${lines[0]}" = "load /a.ko" ]
+			[ "${lines[1]}" = "load /a.ko" ]
+			[ "${lines[2]}" = "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'ssdcache_wt-a', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'ssdcache_wt-a', 'instance': 1}]" ]
+		else
+			[ "${lines[0]}" = "load /a.ko" ]
+			[ "${lines[1]}" = "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'ssdcache_wt-a', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'ssdcache_wt-a', 'instance': 1}]" ]
+		fi
+	done
 }
 
 @test "pgprobe: hist files read as counts by key, stacks joined, addresses and offsets dropped" {
