@@ -629,14 +629,13 @@ print(res)
 PY
 		echo "$output"
 		[ "$status" -eq 0 ]
-		if [ $reload = 1 ]; then
-			[ "${lines[0]}" = "load /a.ko" ]
-			[ "${lines[1]}" = "load /a.ko" ]
-			[ "${lines[2]}" = "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'ssdcache_wt-a', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'ssdcache_wt-a', 'instance': 1}]" ]
-		else
-			[ "${lines[0]}" = "load /a.ko" ]
-			[ "${lines[1]}" = "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'ssdcache_wt-a', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'ssdcache_wt-a', 'instance': 1}]" ]
-		fi
+		# The build loaded before each of the two instances' ssdcache, or once.
+		loads=$((reload ? 2 : 1))
+		[ "${#lines[@]}" -eq $((loads + 1)) ]
+		for ((i = 0; i < loads; i++)); do
+			[ "${lines[$i]}" = "load /a.ko" ]
+		done
+		[ "${lines[$loads]}" = "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'ssdcache_wt-a', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'ssdcache_wt-a', 'instance': 1}]" ]
 	done
 }
 
