@@ -146,17 +146,22 @@ def turn(s, pair):
 
 
 def summary(runs, a, b):
-    """Each pair's ratio of A's TPS to B's, and what they add up to."""
-    ratios = []
+    """Each pair's ratio of A's TPS to B's, and what they add up to: their
+    median, geometric mean and its 95% interval (guest.ratio_summary())."""
+    ratios, tps_pairs = [], []
     for i in sorted({r["pair"] for r in runs}):
         tps = {r["system"]: r["tps"] for r in runs if r["pair"] == i}
         if a in tps and b in tps and tps[b] > 0:
             ratios.append(round(tps[a] / tps[b], 3))
+            tps_pairs.append((tps[b], tps[a]))
     out = {"ratios": ratios}
     if ratios:
         out["median_ratio"] = round(statistics.median(ratios), 3)
         out["geomean_ratio"] = round(math.exp(statistics.fmean(math.log(x) for x in ratios)), 3)
         out["first_won"] = sum(x > 1 for x in ratios)
+        ci = g.ratio_summary(tps_pairs).get("ci95")
+        if ci:
+            out["ci95"] = [round(x, 3) for x in ci]
     for n in (a, b):
         tps = [r["tps"] for r in runs if r["system"] == n]
         if tps:

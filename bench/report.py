@@ -5,6 +5,11 @@ figures as ratios to the raw HDD, the raw SSD, dm-linear and the best
 peer, and the issue's targets met or missed) and PNG plots.
 
     bench/report.py RESULTS_DIR     (reads and writes in RESULTS_DIR)
+    bench/report.py --best-peer RESULTS_DIR WORKLOAD
+                                    (prints the name of the best peer on
+                                    WORKLOAD, say pgbench_ext4, or nothing:
+                                    the one scripts/bench.sh pairs with
+                                    write-back in its pgbench boot)
 """
 
 import json
@@ -57,11 +62,17 @@ def pct(v):
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
+def best_peer_name(systems, w):
+    """The name of the best of the peers on workload W, or None."""
+    vals = [(metric(systems[p], w), p) for p in PEERS if p in systems]
+    vals = [v for v in vals if v[0] is not None]
+    return max(vals)[1] if vals else None
+
+
 def best_peer(systems, w):
     """(its figure, its label) for the best of the peers on workload W."""
-    vals = [(metric(systems[p], w), systems[p]["label"]) for p in PEERS if p in systems]
-    vals = [v for v in vals if v[0] is not None]
-    return max(vals) if vals else (None, "-")
+    p = best_peer_name(systems, w)
+    return (metric(systems[p], w), systems[p]["label"]) if p else (None, "-")
 
 
 def table(res, w, title, unit, lines):
@@ -172,6 +183,43 @@ def load_onecpu(outdir):
         return {}
     return {(r["system"].removesuffix("-base"), r["workload"]): r
             for r in got if "instances" in r}
+
+
+def load_pgpairs(outdir):
+    """pgbench in make bench's one-vCPU pairs boot (bench/pgswap.py,
+    scripts/bench.sh): its pgswap.json, or {} if that boot did not run."""
+    try:
+        with open(f"{outdir}/pgpairs/pgswap.json") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return {}
+
+
+def pgpairs_summary(res):
+    """The pgbench pairs boot as (our system, its peer, a ratio_summary()
+    of the pairs' ratios as check rows take it), or None."""
+    pp = res.get("pgpairs") or {}
+    if len(pp.get("pair", [])) != 2 or not pp.get("ratios"):
+        return None
+    return (pp["pair"][0], pp["pair"][1],
+            {"geomean": pp["geomean_ratio"], "median": pp["median_ratio"], "ci95": pp.get("ci95"),
+             "ratios": pp["ratios"], "won": pp.get("first_won", 0)})
+
+
+def pgpairs_line(res, lines):
+    """The pgbench pairs boot's line: our system's TPS over its peer's."""
+    got = pgpairs_summary(res)
+    if not got:
+        return
+    ours, peer, summ = got
+    n = len(summ["ratios"])
+    label = res["systems"].get(peer, {}).get("label", peer)
+    lines.append(f"In a one-vCPU boot of its own, pgbench (ext4) in {n} interleaved pairs of "
+                 f"turns, {res['systems'].get(ours, {}).get('label', ours)} against {label} "
+                 "(the best peer in the main boot), each turn a warm-up run and a measured one "
+                 "(bench/pgswap.py); the geometric mean of the pairs' TPS ratios [its 95% "
+                 f"interval] (their median): {summary_text('ratio', summ, f'{n} pairs')}, "
+                 f"won {summ['won']} of {n}.\n")
 
 
 # The one-vCPU boot's systems, as the main boot labels them, for a run
@@ -520,6 +568,11 @@ def targets(res, lines):
         for o in OURS:
             check(f"pgbench {fs} ({o}) >= 0.8x raw SSD", m(o, w), m("raw_ssd", w), 0.8)
             check(f"pgbench {fs} ({o}) >= best peer", m(o, w), peer, 1.0)
+        pp = pgpairs_summary(res) if fs == "ext4" else None
+        if pp:
+            o, p, summ = pp
+            interval_check(check, f"pgbench {fs} ({o}) >= best peer ({p}), one vCPU, "
+                           f"{len(summ['ratios'])} interleaved pairs", summ, 1.0)
     for o in OURS:
         for w in ("seq_read", "seq_write"):
             check(f"{w.replace('_', ' ')} ({o}) >= 0.95x raw HDD", m(o, w), m("raw_hdd", w), 0.95)
@@ -653,10 +706,15 @@ def model(dev):
 
 
 def main():
+    if sys.argv[1] == "--best-peer":
+        with open(f"{sys.argv[2]}/results.json") as f:
+            print(best_peer_name(json.load(f)["systems"], sys.argv[3]) or "")
+        return
     outdir = sys.argv[1]
     with open(f"{outdir}/results.json") as f:
         res = json.load(f)
     res["onecpu"] = load_onecpu(outdir)
+    res["pgpairs"] = load_pgpairs(outdir)
     lines = [f"## ssdcache bench: kernel {res['kernel']}, {res['cpus']} vCPUs under TCG, "
              f"{res['secs']} s per measured run\n"]
     dv = res["devices"]
@@ -682,6 +740,7 @@ def main():
     onecpu_lines(res, lines)
     for fs in ("ext4", "xfs"):
         pg_table(res, fs, lines)
+    pgpairs_line(res, lines)
     for fs in ("ext4", "xfs"):
         sb_table(res, fs, lines)
     seq_table(res, lines)

@@ -20,6 +20,15 @@
 # 0: no such boot) created anew, the module loaded anew for each, 6
 # pairs of 3 s slices each. Results in build/bench/<kernel>/onecpu/,
 # pooled in results.md and its targets (bench/report.py).
+#
+# Then, where pgbench ran on ext4 on the timed disks with ssdcache
+# write-back and a peer, one more one-vCPU boot per kernel runs pgbench
+# in BENCH_PG_PAIRS (default 8; 0: no such boot) interleaved pairs of
+# turns, write-back against the best peer of the main boot
+# (bench/pgswap.py; each turn a warm-up run of BENCH_SECS and a measured
+# one of twice that): about 25 minutes at 8 pairs. With one vCPU the guest
+# is CPU-bound, and each pair's ratio compares two runs a minute apart.
+# Results in build/bench/<kernel>/pgpairs/, in results.md and its targets.
 # BENCH_ICOUNT=SHIFT boots the guest with a clock that counts its
 # instructions (vm-run --icount): each figure is
 # then guest instructions per I/O, the same from run to run and whatever
@@ -41,12 +50,21 @@ instances=${BENCH_SLICE_INSTANCES:-4}
 case $instances in
 ''|*[!0-9]*) echo "bench: BENCH_SLICE_INSTANCES must be a number of instances (0: none), not $instances" >&2; exit 2 ;;
 esac
+pgpairs=${BENCH_PG_PAIRS:-8}
+case $pgpairs in
+''|*[!0-9]*) echo "bench: BENCH_PG_PAIRS must be a number of pairs (0: none), not $pgpairs" >&2; exit 2 ;;
+esac
 workloads=${BENCH_WORKLOADS:-hit write mixed seq pgbench}
 onecpu=()
 for w in $workloads; do
 	case $w in hit|write) onecpu+=("$w") ;; esac
 done
 [ -z "${BENCH_ICOUNT:-}" ] && [ "${BENCH_MODEL:-timed}" = timed ] && [ "$instances" -gt 0 ] || onecpu=()
+# The pgbench pairs boot: pgswap.py runs ext4 only, and pairs write-back.
+case " $workloads " in *" pgbench "*) ;; *) pgpairs=0 ;; esac
+case " ${BENCH_SYSTEMS:-ssdcache_wb} " in *" ssdcache_wb "*) ;; *) pgpairs=0 ;; esac
+case " ${BENCH_FS:-ext4} " in *" ext4 "*) ;; *) pgpairs=0 ;; esac
+[ -z "${BENCH_ICOUNT:-}" ] && [ "${BENCH_MODEL:-timed}" = timed ] || pgpairs=0
 kernels=${SSDCACHE_KERNELS:-$(scripts/kernels.sh)}
 icount=()
 if [ -n "${BENCH_ICOUNT:-}" ]; then
@@ -91,6 +109,19 @@ for k in $kernels; do
 			VARIANTS="base=$top/build/$k/dm-ssdcache.ko" \
 			/usr/bin/python3 bench/sliceprobe.py "$res/$k/onecpu" 2>&1 | tee -a "$res/$k.out"
 		[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $k: the one-vCPU boot failed" | tee -a "$res/$k.out"; rc=1; }
+	fi
+	peer=""
+	if [ "$pgpairs" -gt 0 ] && [ -f "$res/$k/results.json" ]; then
+		peer=$(/usr/bin/python3 bench/report.py --best-peer "$res/$k" pgbench_ext4)
+	fi
+	if [ -n "$peer" ]; then
+		echo "bench: $k: pgbench in a one-vCPU boot, $pgpairs interleaved pairs of turns, ssdcache_wb against $peer"
+		scripts/vm-run -k "$k" -c 1 -m 8G -t $((pgpairs * (secs * 6 + 120) + 1200)) -o "$res/$k/pgpairs" -- \
+			env PAIR="ssdcache_wb $peer" PAIRS="$pgpairs" BENCH_SECS="$secs" \
+			BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" BENCH_PG_CACHE_MB="${BENCH_PG_CACHE_MB:-768}" \
+			BENCH_PG_PREWARM="${BENCH_PG_PREWARM:-1}" \
+			/usr/bin/python3 bench/pgswap.py "$res/$k/pgpairs" 2>&1 | tee -a "$res/$k.out"
+		[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $k: the pgbench pairs boot failed" | tee -a "$res/$k.out"; rc=1; }
 	fi
 	if [ -f "$res/$k/results.json" ]; then
 		/usr/bin/python3 bench/report.py "$res/$k" || rc=1

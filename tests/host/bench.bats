@@ -174,6 +174,42 @@ JSON
 	plain_report_lacks "$d" 'one vCPU'
 }
 
+@test "bench report: the pgbench pairs boot gives its line and its own target row; --best-peer names the peer" {
+	d=$BATS_TEST_TMPDIR
+	mkdir -p "$d/pgpairs"
+	cat >"$d/pgpairs/pgswap.json" <<'JSON'
+{"pair": ["ssdcache_wb", "dm_writecache"], "pairs": 3, "ratios": [1.046, 0.947, 1.002],
+ "median_ratio": 1.002, "geomean_ratio": 0.997, "ci95": [0.88, 1.13], "first_won": 2, "runs": []}
+JSON
+	edited_report "$d" 'pass'
+	md=$d/results.md
+	grep -F 'In a one-vCPU boot of its own, pgbench (ext4) in 3 interleaved pairs of turns, ssdcache write-back against dm-writecache (the best peer in the main boot)' "$md"
+	grep -F ': ratio 0.997x [0.880, 1.130] (median 1.002x, 3 pairs), won 2 of 3.' "$md"
+	grep -F '| pgbench ext4 (ssdcache_wb) >= best peer (dm_writecache), one vCPU, 3 interleaved pairs (95% interval 0.880x to 1.130x) | 0.997x | MISSED |' "$md"
+	# The main boot's rows stay: write-back 30 TPS against bcache's 25.
+	grep -F '| pgbench ext4 (ssdcache_wb) >= best peer | 1.20x | met |' "$md"
+	edited_report "$d" 'pass'
+	/usr/bin/python3 - "$d/pgpairs/pgswap.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r.update(geomean_ratio=1.03, ci95=[1.01, 1.05])
+json.dump(r, open(sys.argv[1], "w"))
+PY
+	/usr/bin/python3 "$TOP/bench/report.py" "$d" >/dev/null
+	grep -F 'interleaved pairs (95% interval 1.010x to 1.050x) | 1.03x | met |' "$md"
+	run /usr/bin/python3 "$TOP/bench/report.py" --best-peer "$d" pgbench_ext4
+	[ "$output" = bcache ]
+	fake_results_edited "$d" 'r["systems"]["dm_cache"]["pgbench_ext4"]["tps"] = 99.0'
+	run /usr/bin/python3 "$TOP/bench/report.py" --best-peer "$d" pgbench_ext4
+	[ "$output" = dm_cache ]
+	fake_results_edited "$d" 'for p in ("dm_cache", "dm_writecache", "bcache"): del r["systems"][p]'
+	run /usr/bin/python3 "$TOP/bench/report.py" --best-peer "$d" pgbench_ext4
+	[ "$status" -eq 0 ]
+	[ "$output" = "" ]
+	rm -r "$d/pgpairs"
+	plain_report_lacks "$d" 'interleaved pairs'
+}
+
 @test "bench report: what each cache wrote back before the hit rounds is listed" {
 	d=$BATS_TEST_TMPDIR
 	edited_report "$d" 'r["systems"]["ssdcache_wb"]["hit"]["writeback_settled"] = {"dirty_before": 16384, "dirty_after": 0, "done": True, "secs": 4.2, "dirty_after_rounds": 0}
@@ -334,6 +370,13 @@ for dev in r["devices"].values():
 	[ ! -e "$BATS_TEST_TMPDIR/out" ]
 }
 
+@test "bench: a BENCH_PG_PAIRS that is not a number is refused before any boot" {
+	run env BENCH_PG_PAIRS=eight BENCH_OUT="$BATS_TEST_TMPDIR/out" "$TOP/scripts/bench.sh"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"BENCH_PG_PAIRS must be a number of pairs (0: none), not eight"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/out" ]
+}
+
 # The guest gets only the environment bench.sh hands it: a BENCH_ variable
 # that bench/guest.py reads but bench.sh does not pass is silently ignored.
 @test "bench: every BENCH_ variable bench/guest.py reads is passed to the guest" {
@@ -479,7 +522,9 @@ PY
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[ "${lines[1]}" = "[None, None]" ]
-	[ "${lines[0]}" = '{"a_median_tps": 50.0, "b_median_tps": 45.0, "first_won": 2, "geomean_ratio": 1.063, "median_ratio": 1.2, "ratios": [1.25, 0.8, 1.2]}' ]
+	# The interval: exp(mean +- t(2 df) * sd / sqrt(3)) of the logs of the
+	# three ratios (pair 3 has no "a"), 4.30 * 0.2514 / 1.732 = 0.624.
+	[ "${lines[0]}" = '{"a_median_tps": 50.0, "b_median_tps": 45.0, "ci95": [0.576, 1.961], "first_won": 2, "geomean_ratio": 1.063, "median_ratio": 1.2, "ratios": [1.25, 0.8, 1.2]}' ]
 }
 
 @test "guest: per-transaction CPU by kind, context switches and interrupts, idle time left out" {
