@@ -22,13 +22,15 @@
 # pooled in results.md and its targets (bench/report.py).
 #
 # Then, where pgbench ran on ext4 on the timed disks with ssdcache
-# write-back and a peer, one more one-vCPU boot per kernel runs pgbench
-# in BENCH_PG_PAIRS (default 8; 0: no such boot) interleaved pairs of
-# turns, write-back against the best peer of the main boot
+# write-back and a peer, one more one-vCPU boot per kernel and contender
+# runs pgbench in BENCH_PG_PAIRS (default 8; 0: no such boot)
+# interleaved pairs of turns, write-back against that peer
 # (bench/pgswap.py; each turn a warm-up run of BENCH_SECS and a measured
-# one of twice that): about 25 minutes at 8 pairs. With one vCPU the guest
-# is CPU-bound, and each pair's ratio compares two runs a minute apart.
-# Results in build/bench/<kernel>/pgpairs/, in results.md and its targets.
+# one of twice that): about 25 minutes at 8 pairs. The contenders are the
+# peers within 10% of the best one in the main boot, whose rounds do not
+# tell them apart. With one vCPU the guest is CPU-bound, and each pair's
+# ratio compares two runs a minute apart. Results in
+# build/bench/<kernel>/pgpairs/<peer>/, in results.md and its targets.
 # BENCH_ICOUNT=SHIFT boots the guest with a clock that counts its
 # instructions (vm-run --icount): each figure is
 # then guest instructions per I/O, the same from run to run and whatever
@@ -110,19 +112,19 @@ for k in $kernels; do
 			/usr/bin/python3 bench/sliceprobe.py "$res/$k/onecpu" 2>&1 | tee -a "$res/$k.out"
 		[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $k: the one-vCPU boot failed" | tee -a "$res/$k.out"; rc=1; }
 	fi
-	peer=""
+	peers=""
 	if [ "$pgpairs" -gt 0 ] && [ -f "$res/$k/results.json" ]; then
-		peer=$(/usr/bin/python3 bench/report.py --best-peer "$res/$k" pgbench_ext4)
+		peers=$(/usr/bin/python3 bench/report.py --contenders "$res/$k" pgbench_ext4)
 	fi
-	if [ -n "$peer" ]; then
+	for peer in $peers; do
 		echo "bench: $k: pgbench in a one-vCPU boot, $pgpairs interleaved pairs of turns, ssdcache_wb against $peer"
-		scripts/vm-run -k "$k" -c 1 -m 8G -t $((pgpairs * (secs * 6 + 120) + 1200)) -o "$res/$k/pgpairs" -- \
+		scripts/vm-run -k "$k" -c 1 -m 8G -t $((pgpairs * (secs * 6 + 120) + 1200)) -o "$res/$k/pgpairs/$peer" -- \
 			env PAIR="ssdcache_wb $peer" PAIRS="$pgpairs" BENCH_SECS="$secs" \
 			BENCH_PG_SCALE="${BENCH_PG_SCALE:-20}" BENCH_PG_CACHE_MB="${BENCH_PG_CACHE_MB:-768}" \
 			BENCH_PG_PREWARM="${BENCH_PG_PREWARM:-1}" \
-			/usr/bin/python3 bench/pgswap.py "$res/$k/pgpairs" 2>&1 | tee -a "$res/$k.out"
-		[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $k: the pgbench pairs boot failed" | tee -a "$res/$k.out"; rc=1; }
-	fi
+			/usr/bin/python3 bench/pgswap.py "$res/$k/pgpairs/$peer" 2>&1 | tee -a "$res/$k.out"
+		[ "${PIPESTATUS[0]}" = 0 ] || { echo "bench: $k: the pgbench pairs boot against $peer failed" | tee -a "$res/$k.out"; rc=1; }
+	done
 	if [ -f "$res/$k/results.json" ]; then
 		/usr/bin/python3 bench/report.py "$res/$k" || rc=1
 	else
