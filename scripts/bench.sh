@@ -62,7 +62,7 @@ for w in $workloads; do
 	case $w in hit|write) onecpu+=("$w") ;; esac
 done
 [ -z "${BENCH_ICOUNT:-}" ] && [ "${BENCH_MODEL:-timed}" = timed ] && [ "$instances" -gt 0 ] || onecpu=()
-# The pgbench pairs boot: pgswap.py runs ext4 only, and pairs write-back.
+# The pgbench pairs boots: pgswap.py runs ext4 only, and pairs write-back.
 case " $workloads " in *" pgbench "*) ;; *) pgpairs=0 ;; esac
 case " ${BENCH_SYSTEMS:-ssdcache_wb} " in *" ssdcache_wb "*) ;; *) pgpairs=0 ;; esac
 case " ${BENCH_FS:-ext4} " in *" ext4 "*) ;; *) pgpairs=0 ;; esac
