@@ -21,16 +21,18 @@
 # pairs of 3 s slices each. Results in build/bench/<kernel>/onecpu/,
 # pooled in results.md and its targets (bench/report.py).
 #
-# Then, where pgbench ran on ext4 on the timed disks with ssdcache
-# write-back and a peer, one more one-vCPU boot per kernel and contender
-# runs pgbench in BENCH_PG_PAIRS (default 8; 0: no such boot)
-# interleaved pairs of turns, write-back against that peer
-# (bench/pgswap.py; each turn a warm-up run of BENCH_SECS and a measured
-# one of twice that): about 25 minutes at 8 pairs. The contenders are the
+# Then, where pgbench ran on ext4 on the timed disks, one more one-vCPU
+# boot per kernel and contender runs pgbench in BENCH_PG_PAIRS (default
+# 8; 0: no such boot) interleaved pairs of turns, write-back against
+# that contender (bench/pgswap.py; each turn a warm-up run of BENCH_SECS
+# and a measured one of twice that): about 25 minutes at 8 pairs. The
+# contenders (bench/report.py --pg-pairs) are the raw SSD model, for the
+# 0.8x target, where the main boot measured it and write-back, and the
 # peers within 10% of the best one in the main boot, whose rounds do not
 # tell them apart. With one vCPU the guest is CPU-bound, and each pair's
 # ratio compares two runs a minute apart. Results in
-# build/bench/<kernel>/pgpairs/<peer>/, in results.md and its targets.
+# build/bench/<kernel>/pgpairs/<contender>/, in results.md and its
+# targets.
 # BENCH_ICOUNT=SHIFT boots the guest with a clock that counts its
 # instructions (vm-run --icount): each figure is
 # then guest instructions per I/O, the same from run to run and whatever
@@ -114,7 +116,7 @@ for k in $kernels; do
 	fi
 	peers=""
 	if [ "$pgpairs" -gt 0 ] && [ -f "$res/$k/results.json" ]; then
-		peers=$(/usr/bin/python3 bench/report.py --contenders "$res/$k" pgbench_ext4)
+		peers=$(/usr/bin/python3 bench/report.py --pg-pairs "$res/$k" pgbench_ext4)
 	fi
 	for peer in $peers; do
 		echo "bench: $k: pgbench in a one-vCPU boot, $pgpairs interleaved pairs of turns, ssdcache_wb against $peer"
