@@ -26,7 +26,11 @@ level moved by about 3% from one instance to the next (2026-12-06), so
 a build is measured over several. RELOAD=0 loads a build only when
 another one is loaded (with one build in VARIANTS: once for the whole
 boot), so that instances that reload the module and instances that do
-not can be told apart. Writes DIR/slices.json.
+not can be told apart. CHURN=N and CHURN_FROM=I (default 1): before
+each instance from the I-th (counted from 0), the first build of
+VARIANTS unloaded and loaded again N times, no cache created, so that
+whether reloads alone move the other systems' level shows inside one
+boot. Writes DIR/slices.json.
 """
 import json
 import math
@@ -48,6 +52,8 @@ FIO_OPTS = [(n, [o for o in opts.split(",") if o]) for n, opts in
             (v.split("=", 1) for v in os.environ.get("FIO_OPTS", "").split())] or [("", [])]
 INSTANCES = int(os.environ.get("INSTANCES", "1"))
 RELOAD = os.environ.get("RELOAD", "1") != "0"
+CHURN = int(os.environ.get("CHURN", "0"))
+CHURN_FROM = int(os.environ.get("CHURN_FROM", "1"))
 LOADED = []  # the build loaded last by load(), if any
 
 
@@ -136,6 +142,12 @@ def instances(devs, ref, results):
     VARIANTS) measured into RESULTS, each result tagged with its instance."""
     for i in range(INSTANCES):
         start = len(results)
+        if CHURN and VARIANTS and i >= CHURN_FROM:
+            for _ in range(CHURN):
+                g.load_build(None)
+                g.load_build(VARIANTS[0][1])
+            LOADED[:] = [VARIANTS[0][1]]
+            g.log(f"instance {i}: {VARIANTS[0][0]} reloaded {CHURN} times")
         for name in SYSTEMS:
             if name.startswith("ssdcache") and VARIANTS:
                 for build, ko in VARIANTS:

@@ -712,6 +712,31 @@ PY
 	done
 }
 
+@test "sliceprobe: CHURN reloads the first build before each instance from CHURN_FROM, and no cache is made of it" {
+	run env CHURN=2 CHURN_FROM=1 INSTANCES=3 SYSTEMS="linear_ssd" VARIANTS="a=/a.ko b=/b.ko" \
+		/usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+import sliceprobe
+
+g.load_build = lambda ko: print("load", ko)
+g.log = lambda msg: print("log:", msg)
+sliceprobe.one_system = lambda devs, ref, name, label, results: results.append({"system": label})
+res = []
+sliceprobe.instances(None, None, res)
+print(res)
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# Instance 0 alone; before 1 and 2, unloaded and loaded twice each.
+	churn=$(printf 'load None\nload /a.ko\nload None\nload /a.ko')
+	expected=$(printf '%s\nlog: instance 1: a reloaded 2 times\n%s\nlog: instance 2: a reloaded 2 times\n%s' \
+		"$churn" "$churn" "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'linear_ssd', 'instance': 2}]")
+	[ "$output" = "$expected" ]
+}
+
 @test "pgprobe: hist files read as counts by key, stacks joined, addresses and offsets dropped" {
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import sys
