@@ -684,37 +684,11 @@ PY
 	[ "${lines[1]}" = "(7.5, 0.0)" ]
 }
 
-@test "sliceprobe: instances() loads a build for each system, or with RELOAD=0 only when another is loaded" {
-	for reload in 1 0; do
-		run env RELOAD=$reload INSTANCES=2 SYSTEMS="linear_ssd ssdcache_wt" VARIANTS="a=/a.ko" \
-			/usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
-import sys
-bench = sys.argv.pop()
-sys.path.insert(0, bench)
-import guest as g
-import sliceprobe
-
-g.load_build = lambda ko: print("load", ko)
-sliceprobe.one_system = lambda devs, ref, name, label, results: results.append({"system": label})
-res = []
-sliceprobe.instances(None, None, res)
-print(res)
-PY
-		echo "$output"
-		[ "$status" -eq 0 ]
-		# The build loaded before each of the two instances' ssdcache, or once.
-		loads=$((reload ? 2 : 1))
-		[ "${#lines[@]}" -eq $((loads + 1)) ]
-		for ((i = 0; i < loads; i++)); do
-			[ "${lines[$i]}" = "load /a.ko" ]
-		done
-		[ "${lines[$loads]}" = "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'ssdcache_wt-a', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'ssdcache_wt-a', 'instance': 1}]" ]
-	done
-}
-
-@test "sliceprobe: CHURN reloads the first build before each instance from CHURN_FROM, and no cache is made of it" {
-	run env CHURN=2 CHURN_FROM=1 INSTANCES=3 SYSTEMS="linear_ssd" VARIANTS="a=/a.ko b=/b.ko" \
-		/usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+# sliceprobe.instances() in the environment "$@", each system's
+# measurement faked: prints each build load, each log line, then the
+# results.
+fake_instances() {
+	env "$@" /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import sys
 bench = sys.argv.pop()
 sys.path.insert(0, bench)
@@ -728,6 +702,25 @@ res = []
 sliceprobe.instances(None, None, res)
 print(res)
 PY
+}
+
+@test "sliceprobe: instances() loads a build for each system, or with RELOAD=0 only when another is loaded" {
+	for reload in 1 0; do
+		run fake_instances RELOAD=$reload INSTANCES=2 SYSTEMS="linear_ssd ssdcache_wt" VARIANTS="a=/a.ko"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		# The build loaded before each of the two instances' ssdcache, or once.
+		loads=$((reload ? 2 : 1))
+		[ "${#lines[@]}" -eq $((loads + 1)) ]
+		for ((i = 0; i < loads; i++)); do
+			[ "${lines[$i]}" = "load /a.ko" ]
+		done
+		[ "${lines[$loads]}" = "[{'system': 'linear_ssd', 'instance': 0}, {'system': 'ssdcache_wt-a', 'instance': 0}, {'system': 'linear_ssd', 'instance': 1}, {'system': 'ssdcache_wt-a', 'instance': 1}]" ]
+	done
+}
+
+@test "sliceprobe: CHURN reloads the first build before each instance from CHURN_FROM, and no cache is made of it" {
+	run fake_instances CHURN=2 CHURN_FROM=1 INSTANCES=3 SYSTEMS="linear_ssd" VARIANTS="a=/a.ko b=/b.ko"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	# Instance 0 alone; before 1 and 2, unloaded and loaded twice each.
