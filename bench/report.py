@@ -246,16 +246,19 @@ def pgpairs_summaries(res):
 
 def pgpairs_line(res, lines):
     """The pgbench pairs boots' line: our system's TPS over each peer's."""
-    out = []
+    out, against = [], []
     for ours, peer, summ in pgpairs_summaries(res):
         n = len(summ["ratios"])
         label = res["systems"].get(peer, {}).get("label", peer)
         out.append(f"{res['systems'].get(ours, {}).get('label', ours)} against {label}: "
                    f"{summary_text('ratio', summ, f'{n} pairs')}, won {summ['won']} of {n}")
+        what = "the raw SSD model" if peer == "raw_ssd" else (
+            f"each peer within {100 * (1 - CONTENDER_SHARE):.0f}% of the best in the main boot")
+        if what not in against:
+            against.append(what)
     if out:
         lines.append("In one-vCPU boots of their own, pgbench (ext4) in interleaved pairs "
-                     "of turns against the raw SSD model and each peer within "
-                     f"{100 * (1 - CONTENDER_SHARE):.0f}% of the best in the main boot, "
+                     f"of turns against {' and '.join(against)}, "
                      "each turn a warm-up run and a measured one (bench/pgswap.py); the "
                      "geometric mean of the pairs' TPS ratios [its 95% interval] (their "
                      f"median): {'; '.join(out)}.\n")
