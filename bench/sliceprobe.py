@@ -143,8 +143,8 @@ def instances(devs, ref, results):
     for i in range(INSTANCES):
         start = len(results)
         if CHURN and VARIANTS and i >= CHURN_FROM:
+            # load_build() unloads the loaded build first.
             for _ in range(CHURN):
-                g.load_build(None)
                 g.load_build(VARIANTS[0][1])
             LOADED[:] = [VARIANTS[0][1]]
             g.log(f"instance {i}: {VARIANTS[0][0]} reloaded {CHURN} times")
