@@ -21,7 +21,10 @@ DB=sysbench runs MariaDB with sysbench's OLTP read/write instead (as
 make bench's BENCH_WORKLOADS=sysbench). Writes DIR/pgswap.json: every
 measured run, each pair's ratio (the first system's TPS over the
 second's), their median and geometric mean, and
-how many pairs the first system won. A system named twice, and two
+how many pairs the first system won; each run of a cache also has
+dirty_share, the share of its blocks dirty at the warm-up's start, the
+measured run's start and its end (a run that crossed a high watermark
+shows it falling). A system named twice, and two
 that share device-mapper names (the ssdcache ones), are refused before
 anything is set up.
 
@@ -117,6 +120,13 @@ def prepare(s, golden):
     suspend(s, True)
 
 
+def dirty_share(s):
+    """The share of system S's cache blocks that are dirty, or None (no
+    cache, or it does not tell)."""
+    n = s.dirty() if s.cache_blocks else None
+    return None if n is None else round(n / s.cache_blocks, 4)
+
+
 def turn(s, pair):
     """One turn of system S in pair PAIR: a warm-up run and a measured one."""
     suspend(s, False)
@@ -125,14 +135,19 @@ def turn(s, pair):
         db = g.DATABASES[DB]
         db.start()
         try:
+            dirty = [dirty_share(s)]
             db.run(g.SECS)
             before = g.read_settled(s)
+            dirty.append(dirty_share(s))
             if TBMARK:
                 g.tb_mark(f"before-{s.name}-{pair}", 0)
             r = g.measured_txn(s, lambda: db.run(2 * g.SECS))
             if TBMARK:
                 g.tb_mark(f"{s.name}-{pair}", r["transactions"])
             r["hit_ratio"] = g.hit_ratio(before, g.read_settled(s))
+            dirty.append(dirty_share(s))
+            if None not in dirty:
+                r["dirty_share"] = dirty
         finally:
             db.stop()
     finally:

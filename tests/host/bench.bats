@@ -559,6 +559,25 @@ PY
 	[ "${lines[0]}" = '{"a_median_tps": 50.0, "b_median_tps": 45.0, "ci95": [0.576, 1.961], "first_won": 2, "geomean_ratio": 1.063, "median_ratio": 1.2, "ratios": [1.25, 0.8, 1.2]}' ]
 }
 
+@test "pgswap: dirty_share is a cache's dirty blocks over its blocks, None for a raw device or one that does not tell" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import pgswap
+
+class S:
+    def __init__(self, blocks, dirty):
+        self.cache_blocks, self.n = blocks, dirty
+    def dirty(self):
+        return self.n
+print([pgswap.dirty_share(S(*a)) for a in ((196608, 98304), (3, 1), (0, 5), (100, None))])
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "[0.5, 0.3333, None, None]" ]
+}
+
 @test "guest: per-transaction CPU by kind, context switches and interrupts, idle time left out" {
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import json, sys
