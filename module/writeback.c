@@ -4,11 +4,13 @@
  *
  * Dirty blocks are written back to the origin in batches, in origin-LBA
  * order from a cursor that sweeps the origin like an elevator; adjacent
- * blocks go out as one bio. A batch is: claim (CLEANING, pinned), read
- * from the SSD, write to the origin, flush the origin, then mark clean
- * the blocks nobody wrote meanwhile (a write clears CLEANING). Only
- * synced dirty blocks are claimed, so their data is durable on the SSD
- * and a clean entry is true as soon as the origin flush is done.
+ * blocks go out as one bio, and blocks in adjacent slots (a run written
+ * as one request) are read from the SSD as one. A batch is: claim
+ * (CLEANING, pinned), read from the SSD, write to the origin, flush the
+ * origin, then mark clean the blocks nobody wrote meanwhile (a write
+ * clears CLEANING). Only synced dirty blocks are claimed, so their data
+ * is durable on the SSD and a clean entry is true as soon as the origin
+ * flush is done.
  *
  * When it runs: above the high watermark until the low one, when the
  * origin has been idle for wb_idle_ms, after a "flush" message until
@@ -254,22 +256,6 @@ static unsigned int claim_batch(struct ssdcache *sc, struct ssdc_wb_batch *b)
 	return b->n;
 }
 
-static void wb_end_io(struct bio *bio)
-{
-	struct wb_item *it = bio->bi_private;
-	struct ssdcache *sc = container_of(bio->bi_pool, struct ssdcache, bs);
-	struct ssdc_wb_batch *b = sc->wb_batch;
-
-	if (bio->bi_status) {
-		ssdc_count_error(sc, true, false);
-		if (it)
-			it->status = bio->bi_status;
-	}
-	bio_put(bio);
-	if (atomic_dec_and_test(&b->pending))
-		complete(&b->done);
-}
-
 static struct page *item_page(struct ssdcache *sc, unsigned int item, unsigned int p)
 {
 	return sc->wb_pages[item * block_pages(sc) + p];
@@ -302,33 +288,102 @@ static void start_batch_io(struct ssdc_wb_batch *b)
 	reinit_completion(&b->done);
 }
 
-/* Reads claimed items [@from, @to) from the SSD. */
+/* The number of items from item @i, before @to, whose slots follow its slot. */
+static unsigned int slot_run(struct ssdc_wb_batch *b, unsigned int i, unsigned int to)
+{
+	unsigned int n = 1;
+
+	while (i + n < to && b->items[i + n].slot == b->items[i].slot + n)
+		n++;
+	return n;
+}
+
+/* bi_private of a bio for the @n items from item @first (at most 64 Ki each). */
+static void *run_private(unsigned int first, unsigned int n)
+{
+	return (void *)(unsigned long)(first | (n << 16));
+}
+
+/* The bio's items: *@first and their number. */
+static unsigned int run_items(struct bio *bio, unsigned int *first)
+{
+	unsigned long v = (unsigned long)bio->bi_private;
+
+	*first = v & 0xffff;
+	return v >> 16;
+}
+
+static void read_end_io(struct bio *bio)
+{
+	struct ssdcache *sc = container_of(bio->bi_pool, struct ssdcache, bs);
+	struct ssdc_wb_batch *b = sc->wb_batch;
+	unsigned int first, n = run_items(bio, &first), i;
+
+	if (bio->bi_status) {
+		ssdc_count_error(sc, true, false);
+		for (i = first; i < first + n; i++)
+			b->items[i].status = bio->bi_status;
+	}
+	bio_put(bio);
+	if (atomic_dec_and_test(&b->pending))
+		complete(&b->done);
+}
+
+/* Reads the @n items from item @i, in adjacent slots, in one bio. */
+static void read_run(struct ssdcache *sc, struct ssdc_wb_batch *b,
+		     unsigned int i, unsigned int n)
+{
+	struct bio *bio = batch_bio(sc, sc->cache->bdev, n, REQ_OP_READ);
+	unsigned int j;
+
+	bio->bi_iter.bi_sector = ssdc_slot_sector(sc, b->items[i].slot);
+	for (j = 0; j < n; j++)
+		add_item_pages(sc, bio, i + j);
+	bio->bi_end_io = read_end_io;
+	bio->bi_private = run_private(i, n);
+	atomic_inc(&b->pending);
+	ssdc_count_bio(sc, true, bio);
+	submit_bio_noacct(bio);
+}
+
+/*
+ * Reads claimed items [@from, @to) from the SSD: items in adjacent slots
+ * (a run written as one request) in one read. A run whose read failed is
+ * read again block by block, so that a bad block holds back only itself.
+ */
 static void read_items(struct ssdcache *sc, struct ssdc_wb_batch *b,
 		       unsigned int from, unsigned int to)
 {
-	unsigned int i;
+	unsigned int i, j, n;
+	bool again = false;
 
 	start_batch_io(b);
-	for (i = from; i < to; i++) {
-		struct bio *bio = batch_bio(sc, sc->cache->bdev, 1, REQ_OP_READ);
-
-		bio->bi_iter.bi_sector = ssdc_slot_sector(sc, b->items[i].slot);
-		add_item_pages(sc, bio, i);
-		bio->bi_end_io = wb_end_io;
-		bio->bi_private = &b->items[i];
-		atomic_inc(&b->pending);
-		ssdc_count_bio(sc, true, bio);
-		submit_bio_noacct(bio);
+	for (i = from; i < to; i += n) {
+		n = slot_run(b, i, to);
+		read_run(sc, b, i, n);
 	}
 	wait_batch(b);
+	for (i = from; i < to; i += n) {
+		n = slot_run(b, i, to);
+		if (n == 1 || !b->items[i].status)
+			continue;
+		if (!again)
+			start_batch_io(b);
+		again = true;
+		for (j = i; j < i + n; j++) {
+			b->items[j].status = BLK_STS_OK;
+			read_run(sc, b, j, 1);
+		}
+	}
+	if (again)
+		wait_batch(b);
 }
 
 static void run_end_io(struct bio *bio)
 {
 	struct ssdcache *sc = container_of(bio->bi_pool, struct ssdcache, bs);
 	struct ssdc_wb_batch *b = sc->wb_batch;
-	unsigned int first = (unsigned long)bio->bi_private & 0xffff;
-	unsigned int n = (unsigned long)bio->bi_private >> 16, i;
+	unsigned int first, n = run_items(bio, &first), i;
 
 	ssdc_origin_written(sc);
 	if (bio->bi_status) {
@@ -365,7 +420,7 @@ static void write_run(struct ssdcache *sc, struct ssdc_wb_batch *b,
 	for (j = 0; j < n; j++)
 		add_item_pages(sc, bio, i + j);
 	bio->bi_end_io = run_end_io;
-	bio->bi_private = (void *)(unsigned long)(i | (n << 16));
+	bio->bi_private = run_private(i, n);
 	atomic_inc(&b->pending);
 	ssdc_count_bio(sc, false, bio);
 	submit_bio_noacct(bio);

@@ -189,6 +189,45 @@ slot_sector() {
 	assert_eq "$(want_md5)" "$(acked_md5 "$origin")" "origin once the sector is readable again"
 }
 
+@test "devices: a bad SSD block inside a dirty run: the cleaner reads the run again block by block and writes back the rest" {
+	require_guest
+	origin=$(nullb_create br_o 32 fast)
+	ssd=$(nullb_create br_s 16 fast)
+	opts="writeback_idle_ms 0 dirty_high 100 error_limit 0 sequential_cutoff 0"
+	dm=$(ssdc_create br "$origin" "$ssd" writeback format $opts)
+	# One 32 KiB write: 8 blocks of one run, in 8 adjacent slots.
+	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=32k count=1 status=none
+	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=32k count=1 seek=$((3000 / 8)) oflag=direct \
+		status=none
+	dm_remove br
+	first=$(slot_sector "$ssd" 3000)
+	bad=$(slot_sector "$ssd" 3003)
+	assert_eq $((first + 3 * 8)) "$bad" "block 3003's slot, three after 3000's"
+	echo "+$bad-$((bad + 7))" >"$NULLB_CFS/br_s/badblocks"
+	dm=$(ssdc_create br "$origin" "$ssd" writeback $opts)
+	assert_eq 8 "$(ssdc_stat br dirty)" "dirty blocks"
+	dmsetup message br 0 flush
+	for i in $(seq 1 100); do
+		[ "$(ssdc_stat br dirty)" = 1 ] && break
+		sleep 0.1
+	done
+	assert_eq 1 "$(ssdc_stat br dirty)" "dirty blocks left: the bad one"
+	# On the origin: the 7 good blocks new, block 3003 as it was.
+	for b in 0 1 2 4 5 6 7; do
+		assert_eq "$(dd if="$BATS_TEST_TMPDIR/new" bs=4k skip=$b count=1 status=none | md5sum)" \
+			"$(blk "$origin" $((3000 + b)))" "block $((3000 + b)) on the origin"
+	done
+	assert_eq "$(dd if=/dev/zero bs=4k count=1 status=none | md5sum)" "$(blk "$origin" 3003)" \
+		"block 3003 on the origin (never written back)"
+	[ "$(cat "$(sysdir br)/stats/ssd_read_errors")" -ge 2 ] ||
+		fail "SSD read errors: $(cat "$(sysdir br)/stats/ssd_read_errors"), not the run's and the block's"
+	# Readable again: written back, and the origin holds all 8.
+	echo "-$bad-$((bad + 7))" >"$NULLB_CFS/br_s/badblocks"
+	wait_clean br 60
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
+		"$(dd if="$origin" bs=4k count=8 skip=3000 iflag=direct status=none | md5sum)" "origin"
+}
+
 @test "devices: scsi_debug medium errors: on the SSD a cached read falls back; on the origin the caller gets EIO" {
 	require_guest
 	origin=$(nullb_create me_o 32 fast)

@@ -82,9 +82,13 @@ run_io() {
 	# A 4 KiB block in the middle of a run read alone, and the run around it.
 	run_io mb w 2060 1 0 4
 	run_io mb r 2056 8 1 3
-	# Clean now, the blocks stay where they are: still one read per run.
+	# The cleaner reads each run of adjacent slots in one request: three
+	# for the 24 dirty blocks (8 a set), not one per block.
+	r0=$(ssd_ios mb_c 0)
 	dmsetup message mb 0 flush
 	wait_clean mb
+	assert_eq 3 $(( $(ssd_ios mb_c 0) - r0 )) "SSD reads to write back 3 runs of 8 blocks"
+	# Clean now, the blocks stay where they are: still one read per run.
 	run_io mb r 2048 24 3 3
 	udev_resume
 	dm_remove mb
