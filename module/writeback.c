@@ -313,14 +313,18 @@ static unsigned int run_items(struct bio *bio, unsigned int *first)
 	return v >> 16;
 }
 
-static void read_end_io(struct bio *bio)
+/*
+ * Ends a bio of a batch's items: each takes its status, an error counted
+ * once against the SSD (a read) or the origin (a write).
+ */
+static void items_end_io(struct bio *bio, bool ssd)
 {
 	struct ssdcache *sc = container_of(bio->bi_pool, struct ssdcache, bs);
 	struct ssdc_wb_batch *b = sc->wb_batch;
 	unsigned int first, n = run_items(bio, &first), i;
 
 	if (bio->bi_status) {
-		ssdc_count_error(sc, true, false);
+		ssdc_count_error(sc, ssd, !ssd);
 		for (i = first; i < first + n; i++)
 			b->items[i].status = bio->bi_status;
 	}
@@ -329,21 +333,44 @@ static void read_end_io(struct bio *bio)
 		complete(&b->done);
 }
 
+static void read_end_io(struct bio *bio)
+{
+	items_end_io(bio, true);
+}
+
+static void run_end_io(struct bio *bio)
+{
+	ssdc_origin_written(container_of(bio->bi_pool, struct ssdcache, bs));
+	items_end_io(bio, false);
+}
+
+/*
+ * Sends the @n items from item @i to or from @sector of the SSD (@ssd) or
+ * the origin in one bio: a read of adjacent slots, or a write of adjacent
+ * origin blocks.
+ */
+static void submit_items(struct ssdcache *sc, struct ssdc_wb_batch *b, bool ssd,
+			 sector_t sector, unsigned int i, unsigned int n)
+{
+	struct block_device *bdev = ssd ? sc->cache->bdev : sc->origin->bdev;
+	struct bio *bio = batch_bio(sc, bdev, n, ssd ? REQ_OP_READ : REQ_OP_WRITE);
+	unsigned int j;
+
+	bio->bi_iter.bi_sector = sector;
+	for (j = 0; j < n; j++)
+		add_item_pages(sc, bio, i + j);
+	bio->bi_end_io = ssd ? read_end_io : run_end_io;
+	bio->bi_private = run_private(i, n);
+	atomic_inc(&b->pending);
+	ssdc_count_bio(sc, ssd, bio);
+	submit_bio_noacct(bio);
+}
+
 /* Reads the @n items from item @i, in adjacent slots, in one bio. */
 static void read_run(struct ssdcache *sc, struct ssdc_wb_batch *b,
 		     unsigned int i, unsigned int n)
 {
-	struct bio *bio = batch_bio(sc, sc->cache->bdev, n, REQ_OP_READ);
-	unsigned int j;
-
-	bio->bi_iter.bi_sector = ssdc_slot_sector(sc, b->items[i].slot);
-	for (j = 0; j < n; j++)
-		add_item_pages(sc, bio, i + j);
-	bio->bi_end_io = read_end_io;
-	bio->bi_private = run_private(i, n);
-	atomic_inc(&b->pending);
-	ssdc_count_bio(sc, true, bio);
-	submit_bio_noacct(bio);
+	submit_items(sc, b, true, ssdc_slot_sector(sc, b->items[i].slot), i, n);
 }
 
 /*
@@ -379,23 +406,6 @@ static void read_items(struct ssdcache *sc, struct ssdc_wb_batch *b,
 		wait_batch(b);
 }
 
-static void run_end_io(struct bio *bio)
-{
-	struct ssdcache *sc = container_of(bio->bi_pool, struct ssdcache, bs);
-	struct ssdc_wb_batch *b = sc->wb_batch;
-	unsigned int first, n = run_items(bio, &first), i;
-
-	ssdc_origin_written(sc);
-	if (bio->bi_status) {
-		ssdc_count_error(sc, false, true);
-		for (i = first; i < first + n; i++)
-			b->items[i].status = bio->bi_status;
-	}
-	bio_put(bio);
-	if (atomic_dec_and_test(&b->pending))
-		complete(&b->done);
-}
-
 /* Has a yielding batch seen foreground I/O since it was claimed? */
 static bool give_way(struct ssdcache *sc, struct ssdc_wb_batch *b)
 {
@@ -413,17 +423,7 @@ static void skip_rest(struct ssdc_wb_batch *b, unsigned int i)
 static void write_run(struct ssdcache *sc, struct ssdc_wb_batch *b,
 		      unsigned int i, unsigned int n)
 {
-	struct bio *bio = batch_bio(sc, sc->origin->bdev, n, REQ_OP_WRITE);
-	unsigned int j;
-
-	bio->bi_iter.bi_sector = b->items[i].oblock << sc->block_shift;
-	for (j = 0; j < n; j++)
-		add_item_pages(sc, bio, i + j);
-	bio->bi_end_io = run_end_io;
-	bio->bi_private = run_private(i, n);
-	atomic_inc(&b->pending);
-	ssdc_count_bio(sc, false, bio);
-	submit_bio_noacct(bio);
+	submit_items(sc, b, false, b->items[i].oblock << sc->block_shift, i, n);
 }
 
 /* Writes items [@i, @to) read well to the origin, merging adjacent ones. */

@@ -155,20 +155,44 @@ slot_sector() {
 	echo $((ds + slot * 8))
 }
 
+# bad_ssd_cache TAG MODE [OPTS...]: a cache TAG in MODE formatted on a
+# 16 MiB null_blk SSD ${TAG}_s over a 32 MiB origin ${TAG}_o, cleaning
+# only when told, never degrading. Sets origin, ssd, opts and dm.
+bad_ssd_cache() {
+	local tag=$1 mode=$2
+	shift 2
+	origin=$(nullb_create "${tag}_o" 32 fast)
+	ssd=$(nullb_create "${tag}_s" 16 fast)
+	opts="writeback_idle_ms 0 dirty_high 100 error_limit 0 $*"
+	dm=$(ssdc_create "$tag" "$origin" "$ssd" "$mode" format $opts)
+}
+
+# flush_until_dirty NAME N: a "flush" message to cache NAME, then up to
+# 10 s for its dirty blocks to come down to N; the caller asserts it.
+flush_until_dirty() {
+	local i
+	dmsetup message "$1" 0 flush
+	for i in $(seq 1 100); do
+		[ "$(ssdc_stat "$1" dirty)" = "$2" ] && return 0
+		sleep 0.1
+	done
+}
+
+# bad_sectors TAG +|- SECTOR: the 4 KiB block at SECTOR of null_blk
+# ${TAG}_s made unreadable (+) or readable again (-).
+bad_sectors() { echo "$2$3-$(($3 + 7))" >"$NULLB_CFS/${1}_s/badblocks"; }
+
 @test "devices: null_blk bad blocks on the SSD: clean reads fall back to the origin, a dirty block is retried until readable" {
 	require_guest
-	origin=$(nullb_create bb_o 32 fast)
-	ssd=$(nullb_create bb_s 16 fast)
-	opts="writeback_idle_ms 0 dirty_high 100 error_limit 0"
-	dm=$(ssdc_create bb "$origin" "$ssd" writethrough format $opts)
+	bad_ssd_cache bb writethrough
 	dd if=/dev/urandom of="$dm" bs=4k count=16 seek=3000 oflag=direct status=none
 	dmsetup message bb 0 mode writeback
 	acked "$dm"
 	dm_remove bb
 	clean=$(slot_sector "$ssd" 3005)
 	dirty=$(slot_sector "$ssd" 4100)
-	echo "+$clean-$((clean + 7))" >"$NULLB_CFS/bb_s/badblocks"
-	echo "+$dirty-$((dirty + 7))" >"$NULLB_CFS/bb_s/badblocks"
+	bad_sectors bb + "$clean"
+	bad_sectors bb + "$dirty"
 	dm=$(ssdc_create bb "$origin" "$ssd" writeback $opts)
 	want=$(dd if="$origin" bs=4k count=16 skip=3000 iflag=direct status=none | md5sum)
 	assert_eq "$want" "$(dd if="$dm" bs=4k count=16 skip=3000 iflag=direct status=none | md5sum)" \
@@ -176,25 +200,18 @@ slot_sector() {
 	run dd if="$dm" of=/dev/null bs=4k count=1 skip=4100 iflag=direct status=none
 	[ "$status" -ne 0 ] || fail "a dirty block on a bad SSD sector read without error"
 	# The cleaner writes back all but that block, and keeps trying it.
-	dmsetup message bb 0 flush
-	for i in $(seq 1 100); do
-		[ "$(ssdc_stat bb dirty)" = 1 ] && break
-		sleep 0.1
-	done
+	flush_until_dirty bb 1
 	assert_eq 1 "$(ssdc_stat bb dirty)" "dirty blocks left"
 	sleep 1
 	[ "$(cat "$(sysdir bb)/writeback_backoff_ms")" -gt 0 ] || fail "no backoff"
-	echo "-$dirty-$((dirty + 7))" >"$NULLB_CFS/bb_s/badblocks"
+	bad_sectors bb - "$dirty"
 	wait_clean bb 60
 	assert_eq "$(want_md5)" "$(acked_md5 "$origin")" "origin once the sector is readable again"
 }
 
 @test "devices: a bad SSD block inside a dirty run: the cleaner reads the run again block by block and writes back the rest" {
 	require_guest
-	origin=$(nullb_create br_o 32 fast)
-	ssd=$(nullb_create br_s 16 fast)
-	opts="writeback_idle_ms 0 dirty_high 100 error_limit 0 sequential_cutoff 0"
-	dm=$(ssdc_create br "$origin" "$ssd" writeback format $opts)
+	bad_ssd_cache br writeback sequential_cutoff 0
 	# One 32 KiB write: 8 blocks of one run, in 8 adjacent slots.
 	dd if=/dev/urandom of="$BATS_TEST_TMPDIR/new" bs=32k count=1 status=none
 	dd if="$BATS_TEST_TMPDIR/new" of="$dm" bs=32k count=1 seek=$((3000 / 8)) oflag=direct \
@@ -203,14 +220,10 @@ slot_sector() {
 	first=$(slot_sector "$ssd" 3000)
 	bad=$(slot_sector "$ssd" 3003)
 	assert_eq $((first + 3 * 8)) "$bad" "block 3003's slot, three after 3000's"
-	echo "+$bad-$((bad + 7))" >"$NULLB_CFS/br_s/badblocks"
+	bad_sectors br + "$bad"
 	dm=$(ssdc_create br "$origin" "$ssd" writeback $opts)
 	assert_eq 8 "$(ssdc_stat br dirty)" "dirty blocks"
-	dmsetup message br 0 flush
-	for i in $(seq 1 100); do
-		[ "$(ssdc_stat br dirty)" = 1 ] && break
-		sleep 0.1
-	done
+	flush_until_dirty br 1
 	assert_eq 1 "$(ssdc_stat br dirty)" "dirty blocks left: the bad one"
 	# On the origin: the 7 good blocks new, block 3003 as it was.
 	for b in 0 1 2 4 5 6 7; do
@@ -222,7 +235,7 @@ slot_sector() {
 	[ "$(cat "$(sysdir br)/stats/ssd_read_errors")" -ge 2 ] ||
 		fail "SSD read errors: $(cat "$(sysdir br)/stats/ssd_read_errors"), not the run's and the block's"
 	# Readable again: written back, and the origin holds all 8.
-	echo "-$bad-$((bad + 7))" >"$NULLB_CFS/br_s/badblocks"
+	bad_sectors br - "$bad"
 	wait_clean br 60
 	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/new")" \
 		"$(dd if="$origin" bs=4k count=8 skip=3000 iflag=direct status=none | md5sum)" "origin"
