@@ -6,6 +6,8 @@
  *
  * mode:      writethrough | writearound | writeback
  * opt_args:  block_size <bytes>          power of two, 4096..1048576
+ *            run_size <bytes>            with format: blocks that share a set
+ *                                        (32768; block_size to 32 blocks)
  *            policy <lru|fifo>
  *            sequential_cutoff <bytes>   0 disables
  *            origin_id <string>          the origin's identity, checked on load
@@ -88,7 +90,8 @@ static int parse_opt(struct dm_arg_set *as, struct ssdc_args *args,
 		args->force = true;
 		return 0;
 	}
-	if (strcasecmp(key, "block_size") && strcasecmp(key, "policy") &&
+	if (strcasecmp(key, "block_size") && strcasecmp(key, "run_size") &&
+	    strcasecmp(key, "policy") &&
 	    strcasecmp(key, "sequential_cutoff") && strcasecmp(key, "origin_id") &&
 	    ssdc_tunable_parse(key, NULL, NULL, NULL) == -ENOTTY) {
 		*error = "Unknown optional argument";
@@ -113,6 +116,11 @@ static int parse_opt(struct dm_arg_set *as, struct ssdc_args *args,
 			return -EINVAL;
 		}
 		args->block_size_set = true;
+	} else if (!strcasecmp(key, "run_size")) {
+		if (kstrtouint(val, 10, &args->run_size) || !is_power_of_2(args->run_size)) {
+			*error = "Invalid run_size: must be a power of two of bytes";
+			return -EINVAL;
+		}
 	} else if (!strcasecmp(key, "policy")) {
 		if (ssdc_parse_policy(val, &args->policy)) {
 			*error = "Invalid policy: expected lru or fifo";
@@ -146,7 +154,7 @@ int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 		    struct ssdc_args *args)
 {
 	static const struct dm_arg opt_count = {
-		0, 24, "Invalid number of optional arguments"
+		0, 26, "Invalid number of optional arguments"
 	};
 	struct dm_arg_set as = { .argc = argc, .argv = argv };
 	unsigned int left;
@@ -185,6 +193,10 @@ int ssdc_parse_args(struct dm_target *ti, unsigned int argc, char **argv,
 	}
 	if (args->force && !args->format) {
 		ti->error = "force is only valid with format";
+		return -EINVAL;
+	}
+	if (args->run_size && !args->format) {
+		ti->error = "run_size is only valid with format";
 		return -EINVAL;
 	}
 	return ssdc_tunables_check_args(args, &ti->error);

@@ -77,6 +77,7 @@ struct ssdc_args {
 	enum ssdcache_mode mode;
 	unsigned int block_size;	/* bytes */
 	bool block_size_set;
+	unsigned int run_size;		/* bytes; 0: SSDCACHE_RUN_BYTES */
 	enum ssdc_policy policy;
 	u64 seq_cutoff;			/* bytes, 0 = never bypass */
 	bool format;

@@ -162,11 +162,12 @@ static u64 journal_blocks_for(sector_t cache_sectors, unsigned int bs)
 }
 
 /*
- * Lays out a cache of @cache_sectors with blocks of @bs sectors into
- * sc->sb. Returns -ENOSPC when not even two sets of blocks fit.
+ * Lays out a cache of @cache_sectors with blocks of @bs sectors, runs of
+ * 2^@set_shift blocks sharing a set, into sc->sb. Returns -ENOSPC when
+ * not even two sets of blocks fit.
  */
 static int compute_geometry(struct ssdcache *sc, sector_t cache_sectors,
-			    unsigned int bs)
+			    unsigned int bs, u32 set_shift)
 {
 	struct ssdcache_disk_sb *sb = &sc->sb;
 	u64 jblocks = journal_blocks_for(cache_sectors, bs);
@@ -199,8 +200,7 @@ static int compute_geometry(struct ssdcache *sc, sector_t cache_sectors,
 	sb->map_start = cpu_to_le64(map_start);
 	sb->map_pages = cpu_to_le64(pages);
 	sb->data_start = cpu_to_le64(data_start);
-	sb->set_shift = cpu_to_le32(bs >= SSDCACHE_RUN_BYTES >> SECTOR_SHIFT ? 0 :
-				    ilog2((SSDCACHE_RUN_BYTES >> SECTOR_SHIFT) / bs));
+	sb->set_shift = cpu_to_le32(set_shift);
 	return 0;
 }
 
@@ -247,12 +247,35 @@ static int check_block_size(struct ssdcache *sc, unsigned int bytes, char **erro
 	return 0;
 }
 
+/*
+ * The set_shift of a new cache: runs of run_size bytes (from block_size
+ * to 32 blocks), else of SSDCACHE_RUN_BYTES, or single blocks as large.
+ */
+static int run_shift(struct ssdc_args *args, u32 *shift, char **error)
+{
+	unsigned int bs = args->block_size, run = args->run_size;
+
+	if (!run) {
+		*shift = bs >= SSDCACHE_RUN_BYTES ? 0 : ilog2(SSDCACHE_RUN_BYTES / bs);
+		return 0;
+	}
+	if (run < bs || run / bs > BIT(SSDCACHE_MAX_SET_SHIFT)) {
+		*error = "Invalid run_size: from block_size to 32 blocks";
+		return -EINVAL;
+	}
+	*shift = ilog2(run / bs);
+	return 0;
+}
+
 int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error)
 {
 	struct ssdcache_disk_sb *old;
+	u32 shift;
 	int r;
 
 	r = check_block_size(sc, args->block_size, error);
+	if (!r)
+		r = run_shift(args, &shift, error);
 	if (r)
 		return r;
 	old = kmalloc(sizeof(*old), GFP_KERNEL);
@@ -271,7 +294,7 @@ int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error)
 
 	memset(&sc->sb, 0, sizeof(sc->sb));
 	r = compute_geometry(sc, bdev_nr_sectors(sc->cache->bdev),
-			     args->block_size >> SECTOR_SHIFT);
+			     args->block_size >> SECTOR_SHIFT, shift);
 	if (r) {
 		*error = "Cache device too small for its own metadata";
 		return r;
@@ -306,9 +329,9 @@ int ssdc_format(struct ssdcache *sc, struct ssdc_args *args, char **error)
 		*error = "Cannot write the new cache metadata";
 		return r;
 	}
-	DMINFO("%s: formatted %pg: %llu blocks of %u bytes, origin %s",
+	DMINFO("%s: formatted %pg: %llu blocks of %u bytes in runs of %u, origin %s",
 	       ssdcache_name(sc), sc->cache->bdev, sc->nr_blocks,
-	       args->block_size, sc->sb.origin_id);
+	       args->block_size, 1U << shift, sc->sb.origin_id);
 	return 0;
 }
 

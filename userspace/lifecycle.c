@@ -166,7 +166,7 @@ static const char *const table_opts[] = {
 };
 
 struct create_opts {
-	const char *name, *origin, *cache, *mode, *block_size;
+	const char *name, *origin, *cache, *mode, *block_size, *run_size;
 	char opts[SSDC_OPTS_LEN];	/* "key value ..." */
 	int force;
 };
@@ -219,7 +219,8 @@ static int parse_create(int argc, char **argv, struct create_opts *o)
 		val = !strcmp(argv[i], "--origin") ? &o->origin :
 		      !strcmp(argv[i], "--cache") ? &o->cache :
 		      !strcmp(argv[i], "--mode") ? &o->mode :
-		      !strcmp(argv[i], "--block-size") ? &o->block_size : NULL;
+		      !strcmp(argv[i], "--block-size") ? &o->block_size :
+		      !strcmp(argv[i], "--run-size") ? &o->run_size : NULL;
 		key = table_opt(argv[i]);
 		if ((val || key) && i + 1 >= argc)
 			return ERR("ssdcachectl create: %s needs a value\n", argv[i]) + 1;
@@ -243,6 +244,8 @@ static int parse_create(int argc, char **argv, struct create_opts *o)
 		return ERR("ssdcachectl create: unknown mode '%s' (wt, wb, wa)\n", o->mode) + 1;
 	if (o->block_size && !numeric(o->block_size))
 		return ERR("ssdcachectl create: bad --block-size '%s'\n", o->block_size) + 1;
+	if (o->run_size && !numeric(o->run_size))
+		return ERR("ssdcachectl create: bad --run-size '%s'\n", o->run_size) + 1;
 	if (strlen(o->name) >= SSDC_NAME_LEN || strchr(o->name, '/') ||
 	    !strcmp(o->name, SSDC_FORGOTTEN))
 		return ERR("ssdcachectl create: bad name '%s'\n", o->name) + 1;
@@ -361,11 +364,13 @@ int ssdc_cmd_create(int argc, char **argv)
 	r = registry_allows(&o, id, cache_id);
 	if (r)
 		goto out;
-	snprintf(params, sizeof(params), "%u:%u %u:%u %s %d format%s origin_id %s%s%s%s%s",
+	snprintf(params, sizeof(params), "%u:%u %u:%u %s %d format%s origin_id %s%s%s%s%s%s%s",
 		 major(origin.rdev), minor(origin.rdev), major(cache.rdev), minor(cache.rdev),
-		 mode_word(o.mode), 3 + !!o.force + 2 * !!o.block_size + words(o.opts),
+		 mode_word(o.mode),
+		 3 + !!o.force + 2 * !!o.block_size + 2 * !!o.run_size + words(o.opts),
 		 o.force ? " force" : "", id,
 		 o.block_size ? " block_size " : "", o.block_size ? o.block_size : "",
+		 o.run_size ? " run_size " : "", o.run_size ? o.run_size : "",
 		 o.opts[0] ? " " : "", o.opts);
 	last_dm_line(before, sizeof(before));
 	if (ssdc_create_dev(o.name, origin.sectors, params)) {

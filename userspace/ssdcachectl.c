@@ -320,7 +320,7 @@ static int cmd_dump(int argc, char **argv)
 }
 
 static const struct command commands[] = {
-	{ "create", "<name> --origin DEV --cache DEV [--mode wt|wb|wa] [--block-size N] [--policy lru|fifo] [--sequential-cutoff BYTES] [--force]",
+	{ "create", "<name> --origin DEV --cache DEV [--mode wt|wb|wa] [--block-size N] [--run-size N] [--policy lru|fifo] [--sequential-cutoff BYTES] [--force]",
 	  "format DEV as a cache of the origin and create /dev/mapper/<name>", ssdc_cmd_create },
 	{ "load", "<cache-dev> [<name>] [--mode wt|wb|wa]",
 	  "reassemble a cache from its superblock; finds the origin by its recorded identity",

@@ -64,6 +64,18 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	done
 }
 
+@test "table: run_size not a power of two, outside block_size to 32 blocks, or without format" {
+	refused "$origin $cache writethrough 3 format run_size big" "Invalid run_size: must be a power of two"
+	refused "$origin $cache writethrough 3 format run_size 49152" "Invalid run_size: must be a power of two"
+	refused "$origin $cache writethrough 3 format run_size 2048" "Invalid run_size: from block_size to 32 blocks"
+	refused "$origin $cache writethrough 3 format run_size 262144" "Invalid run_size: from block_size to 32 blocks"
+	refused "$origin $cache writethrough 5 format block_size 8192 run_size 4096" \
+		"Invalid run_size: from block_size to 32 blocks"
+	ssdc_create tc "$origin" "$cache" writethrough format >/dev/null
+	dm_remove tc
+	refused "$origin $cache writethrough 2 run_size 32768" "run_size is only valid with format"
+}
+
 @test "table: devices that cannot be used" {
 	refused "/dev/nonexistent $cache writethrough 1 format" "Cannot open origin device"
 	refused "$origin /dev/nonexistent writethrough 1 format" "Cannot open cache device"

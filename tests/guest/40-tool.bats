@@ -128,8 +128,9 @@ dirty_cache() {
 	cache=$(nullb_create lcc 16 fast)
 	# No idle cleaning (registered, so the load passes it again): the dirty
 	# count must not change however slow the remove and the load are.
+	# 64 KiB runs (part of the format: not registered, the load needs none).
 	run "$SSDCACHECTL" create lc --origin "$dev" --cache "$cache" --mode wb --policy fifo \
-		--writeback-idle-ms 0 --dirty-high 100
+		--writeback-idle-ms 0 --dirty-high 100 --run-size 65536
 	[ "$status" -eq 0 ] || fail "create: $output"
 	[[ "$output" == *"/dev/mapper/lc"* ]] || fail "create: $output"
 	[[ "$output" == *"no /dev/disk/by-id name"* ]] || fail "no warning about the unstable name: $output"
@@ -142,6 +143,8 @@ dirty_cache() {
 	[ "$dirty" -gt 0 ] || fail "nothing dirty"
 	run "$SSDCACHECTL" remove lc --keep-dirty
 	[ "$status" -eq 0 ] || fail "remove: $output"
+	assert_eq 4 "$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" set_shift)" \
+		"set_shift of 16-block runs"
 
 	run "$SSDCACHECTL" load "$cache" lc2
 	[ "$status" -eq 0 ] || fail "load: $output"

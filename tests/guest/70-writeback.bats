@@ -101,6 +101,53 @@ run_io() {
 	run_io mb r 2048 24 3 3
 }
 
+@test "writeback: with run_size 131072 a run of 32 blocks is one SSD request each way, the cleaner's read too" {
+	# 128 KiB requests whole: both disks take 512 sectors at once.
+	origin=$(NULLB_MAX_SECTORS=1024 nullb_create rs_o 32 fast)
+	cache=$(NULLB_MAX_SECTORS=1024 nullb_create rs_c 16 fast)
+	dm=$(ssdc_create rs "$origin" "$cache" writeback format run_size 131072 \
+		writeback_idle_ms 0 dirty_high 100 sequential_cutoff 0 readahead_kb 0)
+	assert_eq 5 "$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" set_shift)" \
+		"set_shift of 32-block runs"
+	udevadm settle
+	udev_pause
+	dd if="$origin" of="$BATS_TEST_TMPDIR/img" bs=1M iflag=direct status=none
+	# Blocks 2048-2079: one run, new, 32 free slots in a row; a commit may
+	# add up to 3 journal writes.
+	run_io rs w 2048 32 0 4
+	assert_eq 32 "$(ssdc_stat rs dirty)" "dirty blocks"
+	run_io rs r 2048 32 1 3
+	run_io rs w 2048 32 0 4
+	# Two runs: two requests each way.
+	run_io rs w 2080 32 0 5
+	run_io rs r 2064 32 2 3
+	r0=$(ssd_ios rs_c 0)
+	dmsetup message rs 0 flush
+	wait_clean rs
+	assert_eq 2 $(( $(ssd_ios rs_c 0) - r0 )) "SSD reads to write back 2 runs of 32 blocks"
+	run_io rs r 2048 64 2 3
+	udev_resume
+	dm_remove rs
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/img" | cut -d' ' -f1)" \
+		"$(dd if="$origin" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1)" \
+		"origin after writeback"
+}
+
+@test "writeback: run_size 131072 under random writes of 4 to 256 KiB, the cleaner racing: data verified" {
+	origin=$(nullb_create rv_o 64 fast)
+	cache=$(nullb_create rv_c 16 fast)
+	dm=$(ssdc_create rv "$origin" "$cache" writeback format run_size 131072 \
+		writeback_idle_ms 0 dirty_high 30 dirty_low 10 sequential_cutoff 0)
+	fio_verify "$dm" 4k-256k 48m
+	[ "$(ssdc_stat rv cleaned)" -gt 0 ] || fail "the cleaner did not run"
+	want=$(dd if="$dm" bs=1M iflag=direct status=none | md5sum)
+	dmsetup message rv 0 flush
+	wait_clean rv
+	dm_remove rv
+	assert_eq "$want" "$(dd if="$origin" bs=1M iflag=direct status=none | md5sum)" \
+		"origin after writeback"
+}
+
 # empty_wb_cache NAME: a write-back cache NAME over new 32 MiB and 16 MiB
 # disks NAME_o and NAME_c, no cleaning, cutoff or readahead, with nothing
 # cached (udev's probe read some blocks: discarded) and udev paused.
