@@ -16,8 +16,9 @@ Environment:
   BENCH_HIT_SLICES  pairs of 3 s slices of workload 1 against dm-linear
                   after its rounds (default 20; 0: none): fio_slices()
   BENCH_SYSTEMS   the systems to run, by name (default: all but ssdcache_wb_ra0,
-                  write-back with readahead off, and ssdcache_wb_8k, write-back
-                  with 8 KiB blocks, run only when named)
+                  write-back with readahead off, ssdcache_wb_8k, write-back
+                  with 8 KiB blocks, and ssdcache_wb_run128k, write-back
+                  formatted with runs of 128 KiB, run only when named)
   BENCH_WORKLOADS the workloads: hit write mixed seq pgbench sysbench
                   (default: all but sysbench, run only when named)
   BENCH_FS        filesystems for pgbench and sysbench (default "ext4"; "ext4 xfs")
@@ -433,12 +434,13 @@ class LinearSsd(DmSystem):
 class Ssdcache(DmSystem):
     dm_names = ("bench_ssdc",)
 
-    def __init__(self, devs, mode, readahead=True, block_kb=None):
+    def __init__(self, devs, mode, readahead=True, block_kb=None, run_kb=None):
         super().__init__(devs)
         self.mode = mode
         self.random = False
         self.readahead = readahead
         self.block_kb = block_kb
+        self.run_kb = run_kb
         self.name = f"ssdcache_{'wb' if mode == 'writeback' else 'wt'}"
         self.label = f"ssdcache {'write-back' if mode == 'writeback' else 'write-through'}"
         if not readahead:
@@ -447,6 +449,9 @@ class Ssdcache(DmSystem):
         if block_kb:
             self.name += f"_{block_kb}k"
             self.label += f", {block_kb} KiB blocks"
+        if run_kb:
+            self.name += f"_run{run_kb}k"
+            self.label += f", {run_kb} KiB runs"
 
     def create(self):
         hdd, ssd = self.devs["hdd"], self.devs["ssd"]
@@ -455,6 +460,8 @@ class Ssdcache(DmSystem):
             args += ["readahead_kb", "0"]
         if self.block_kb:
             args += ["block_size", str(self.block_kb * 1024)]
+        if self.run_kb:
+            args += ["run_size", str(self.run_kb * 1024)]
         opts = f"{len(args)} {' '.join(args)}"
         zero(ssd, 4)
         self.dev = dm_create("bench_ssdc",
@@ -661,10 +668,12 @@ def all_systems(devs):
 
 def extra_systems(devs):
     """Run only when BENCH_SYSTEMS names them: write-back with readahead
-    off, to measure what readahead does in the same run, and with 8 KiB
-    blocks (a database page: PostgreSQL's writes it as one block)."""
+    off, to measure what readahead does in the same run, with 8 KiB
+    blocks (a database page: PostgreSQL's writes it as one block), and
+    with runs of 128 KiB (fewer writes cut where a run ends)."""
     return [Ssdcache(devs, "writeback", readahead=False),
-            Ssdcache(devs, "writeback", block_kb=8)]
+            Ssdcache(devs, "writeback", block_kb=8),
+            Ssdcache(devs, "writeback", run_kb=128)]
 
 
 # ---- fio -------------------------------------------------------------

@@ -63,10 +63,16 @@ TBMARK = os.environ.get("TBMARK", "0") == "1"
 DB = os.environ.get("DB", "pgbench")
 
 
+def systems_of(devs):
+    """Every system a pair may name on disks DEVS: make bench's, and
+    those it runs only when named (guest.extra_systems())."""
+    return g.all_systems(devs) + g.extra_systems(devs)
+
+
 def check_pair(pair):
     """None if PAIR names two systems that can be set up side by side (each
     can be paused between its turns: see suspend()), else why not."""
-    known = {s.name: s for s in g.all_systems({})}
+    known = {s.name: s for s in systems_of({})}
     if len(pair) != 2:
         return f"PAIR: two systems, not {len(pair)}"
     unknown = [n for n in pair if n not in known]
@@ -196,7 +202,7 @@ def main():
     golden, used = g.DATABASES[DB].golden("ext4")
     systems = {}
     for tag, name in (("a", a), ("b", b)):
-        systems[name] = next(s for s in g.all_systems(devices(name, tag)) if s.name == name)
+        systems[name] = next(s for s in systems_of(devices(name, tag)) if s.name == name)
     out = {"kernel": os.uname().release, "db": DB, "pair": PAIR, "pairs": PAIRS, "secs": g.SECS,
            "settle": SETTLE, "db_mb": used, "runs": []}
     try:

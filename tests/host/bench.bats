@@ -549,14 +549,38 @@ runs = [{"pair": 0, "system": "a", "tps": 50.0}, {"pair": 0, "system": "b", "tps
         {"pair": 2, "system": "a", "tps": 60.0}, {"pair": 2, "system": "b", "tps": 50.0},
         {"pair": 3, "system": "b", "tps": 10.0}]
 print(json.dumps(pgswap.summary(runs, "a", "b"), sort_keys=True))
-print([pgswap.check_pair(p) for p in (["ssdcache_wb", "bcache"], ["bcache", "dm_writecache"])])
+print([pgswap.check_pair(p) for p in (["ssdcache_wb", "bcache"], ["bcache", "dm_writecache"],
+                                      ["ssdcache_wb_run128k", "dm_writecache"])])
 PY
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "${lines[1]}" = "[None, None]" ]
+	[ "${lines[1]}" = "[None, None, None]" ]
 	# The interval: exp(mean +- t(2 df) * sd / sqrt(3)) of the logs of the
 	# three ratios (pair 3 has no "a"), 4.30 * 0.2514 / 1.732 = 0.624.
 	[ "${lines[0]}" = '{"a_median_tps": 50.0, "b_median_tps": 45.0, "ci95": [0.576, 1.961], "first_won": 2, "geomean_ratio": 1.063, "median_ratio": 1.2, "ratios": [1.25, 0.8, 1.2]}' ]
+}
+
+@test "guest: the write-back systems run only when named format with their block and run sizes" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+g.zero = lambda dev, mb: None
+g.sectors = lambda dev: 2048
+g.dm_create = lambda name, table: print(table) or "/dev/mapper/" + name
+g.Ssdcache.status = lambda self: ["0", "2048", "ssdcache", "3", "writeback", "4096", "0/100"]
+for s in g.extra_systems({"hdd": "/dev/h", "ssd": "/dev/s"}):
+    print(s.name, "|", s.label)
+    s.create()
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "ssdcache_wb_ra0 | ssdcache write-back, readahead off" ]
+	[ "${lines[1]}" = "0 2048 ssdcache /dev/h /dev/s writeback 3 format readahead_kb 0" ]
+	[ "${lines[3]}" = "0 2048 ssdcache /dev/h /dev/s writeback 3 format block_size 8192" ]
+	[ "${lines[4]}" = "ssdcache_wb_run128k | ssdcache write-back, 128 KiB runs" ]
+	[ "${lines[5]}" = "0 2048 ssdcache /dev/h /dev/s writeback 3 format run_size 131072" ]
 }
 
 @test "pgswap: dirty_share is a cache's dirty blocks over its blocks, None for a raw device or one that does not tell" {
