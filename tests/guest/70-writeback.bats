@@ -58,14 +58,24 @@ run_io() {
 		fail "SSD writes for $op $b+$n: $(( $(ssd_ios "${name}_c" 4) - w0 )), not at most $writes"
 }
 
-@test "writeback: a run of blocks goes to adjacent slots, and is one SSD request each way" {
-	origin=$(nullb_create mb_o 32 fast)
-	cache=$(nullb_create mb_c 16 fast)
-	dm=$(ssdc_create mb "$origin" "$cache" writeback format writeback_idle_ms 0 \
+# runs_cache NAME [OPTS...]: a write-back cache NAME formatted with OPTS
+# over new 32 MiB and 16 MiB disks NAME_o and NAME_c (NULLB_MAX_SECTORS
+# passed on), no cleaning, cutoff or readahead, udev paused, the origin's
+# image in $BATS_TEST_TMPDIR/img for run_io. Sets origin, cache and dm.
+runs_cache() {
+	local name=$1
+	shift
+	origin=$(nullb_create "${name}_o" 32 fast)
+	cache=$(nullb_create "${name}_c" 16 fast)
+	dm=$(ssdc_create "$name" "$origin" "$cache" writeback format "$@" writeback_idle_ms 0 \
 		dirty_high 100 sequential_cutoff 0 readahead_kb 0)
 	udevadm settle
 	udev_pause
 	dd if="$origin" of="$BATS_TEST_TMPDIR/img" bs=1M iflag=direct status=none
+}
+
+@test "writeback: a run of blocks goes to adjacent slots, and is one SSD request each way" {
+	runs_cache mb
 	# Runs of 8 blocks share a set: blocks 2048-2055 are one run, new to
 	# the cache, written to 8 free slots in a row (cut into blocks, 8
 	# requests). A commit may add up to 3 journal writes.
@@ -103,15 +113,9 @@ run_io() {
 
 @test "writeback: with run_size 131072 a run of 32 blocks is one SSD request each way, the cleaner's read too" {
 	# 128 KiB requests whole: both disks take 512 sectors at once.
-	origin=$(NULLB_MAX_SECTORS=1024 nullb_create rs_o 32 fast)
-	cache=$(NULLB_MAX_SECTORS=1024 nullb_create rs_c 16 fast)
-	dm=$(ssdc_create rs "$origin" "$cache" writeback format run_size 131072 \
-		writeback_idle_ms 0 dirty_high 100 sequential_cutoff 0 readahead_kb 0)
+	NULLB_MAX_SECTORS=1024 runs_cache rs run_size 131072
 	assert_eq 5 "$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" set_shift)" \
 		"set_shift of 32-block runs"
-	udevadm settle
-	udev_pause
-	dd if="$origin" of="$BATS_TEST_TMPDIR/img" bs=1M iflag=direct status=none
 	# Blocks 2048-2079: one run, new, 32 free slots in a row; a commit may
 	# add up to 3 journal writes.
 	run_io rs w 2048 32 0 4
