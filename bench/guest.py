@@ -670,7 +670,8 @@ def extra_systems(devs):
     """Run only when BENCH_SYSTEMS names them: write-back with readahead
     off, to measure what readahead does in the same run, with 8 KiB
     blocks (a database page: PostgreSQL's writes it as one block), and
-    with runs of 128 KiB (fewer writes cut where a run ends)."""
+    with runs of 128 KiB (whether fewer writes are cut where a run ends:
+    under pgbench they were not, performance.rst)."""
     return [Ssdcache(devs, "writeback", readahead=False),
             Ssdcache(devs, "writeback", block_kb=8),
             Ssdcache(devs, "writeback", run_kb=128)]
