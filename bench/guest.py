@@ -370,6 +370,11 @@ class System:
     def extra(self):
         return {}
 
+    def counters(self):
+        """The cache's own event counters by name (ssdcache's journal
+        commits and blocks, say), or {} where it keeps none to read."""
+        return {}
+
     def stats_settle(self):
         """Waits until the hit counters include all I/O done so far."""
 
@@ -431,6 +436,13 @@ class LinearSsd(DmSystem):
         self.dev = dm_create("bench_lin", f"0 {sectors(d)} linear {d} 0")
 
 
+# The module's counters that measured_txn() records per transaction
+# (sysfs stats/, Documentation/ssdcache.rst "Statistics").
+SSDC_COUNTERS = ("write_hits", "write_misses", "journal_commits", "journal_blocks",
+                 "checkpoints", "flushes", "fuas", "cleaned_blocks", "evictions",
+                 "promotions")
+
+
 class Ssdcache(DmSystem):
     dm_names = ("bench_ssdc",)
 
@@ -475,6 +487,10 @@ class Ssdcache(DmSystem):
         # the single-threaded TCG guest a noticeable share of its CPU.
         d = f"{sys_block(self.dev)}/ssdcache/stats"
         return int(get(f"{d}/read_hits")), int(get(f"{d}/read_misses"))
+
+    def counters(self):
+        d = f"{sys_block(self.dev)}/ssdcache/stats"
+        return {k: int(get(f"{d}/{k}")) for k in SSDC_COUNTERS}
 
     def cutoff(self, nbytes):
         run(["dmsetup", "message", "bench_ssdc", "0", "sequential_cutoff", str(nbytes)])
@@ -1433,8 +1449,12 @@ def measured_txn(s, bench):
     if s.caches:
         devs["ssd"] = s.devs["ssd"]
     io0 = {k: disk_stat(d) for k, d in devs.items()}
-    cpu0, sched0 = cpu_stat(), sched_stat()
+    cpu0, sched0, c0 = cpu_stat(), sched_stat(), s.counters()
     r = bench()
+    c1 = s.counters()
+    if c0:
+        r["counters_per_txn"] = {k: round((c1[k] - c0[k]) / max(r["transactions"], 1), 3)
+                                 for k in c0}
     r["guest_cpu_busy"] = cpu_busy(cpu0, cpu_stat())
     r["cpu_per_txn"] = per_txn_sched(sched0, sched_stat(), r["transactions"])
     r["io_per_txn"] = {k: io_per_txn(io0[k], disk_stat(d), r["transactions"])

@@ -24,7 +24,9 @@ second's), their median and geometric mean, and
 how many pairs the first system won; each run of a cache also has
 dirty_share, the share of its blocks dirty at the warm-up's start, the
 measured run's start and its end (a run that crossed a high watermark
-shows it falling). A system named twice, and two
+shows it falling), and each run of ssdcache its own counters per
+transaction (counters_per_txn: journal commits and blocks, flushes,
+write hits and misses, ...). A system named twice, and two
 that share device-mapper names (the ssdcache ones), are refused before
 anything is set up.
 

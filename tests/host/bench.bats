@@ -602,6 +602,36 @@ PY
 	[ "$output" = "[0.5, 0.3333, None, None]" ]
 }
 
+@test "guest: measured_txn records a cache's own counters per transaction (names the module's sysfs has), nothing for a system without them" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import guest as g
+g.disk_stat = lambda dev: [0] * 17
+g.cpu_stat = lambda: [0] * 10
+g.sched_stat = lambda: (0, 0)
+g.cpu_busy = lambda a, b: 1.0
+g.per_txn_sched = lambda a, b, n: {}
+g.io_per_txn = lambda a, b, n: {}
+vals = iter([{"journal_blocks": 10, "flushes": 4}, {"journal_blocks": 60, "flushes": 104}])
+c = g.Ssdcache({"hdd": "/dev/h", "ssd": "/dev/s"}, "writeback")
+c.counters = lambda: next(vals)
+r = g.measured_txn(c, lambda: {"transactions": 100})
+print(sorted(r["counters_per_txn"].items()))
+raw = g.RawSsd({"hdd": "/dev/h", "ssdbig": "/dev/b"})
+print("counters_per_txn" in g.measured_txn(raw, lambda: {"transactions": 100}))
+import re
+names = set(re.findall(r'= "(\w+)",', open(bench + "/../module/stats.c").read()))
+print(sorted(set(g.SSDC_COUNTERS) - names), len(g.SSDC_COUNTERS) == len(set(g.SSDC_COUNTERS)))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "[('flushes', 1.0), ('journal_blocks', 0.5)]" ]
+	[ "${lines[1]}" = "False" ]
+	[ "${lines[2]}" = "[] True" ]
+}
+
 @test "guest: per-transaction CPU by kind, context switches and interrupts, idle time left out" {
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import json, sys
