@@ -560,7 +560,7 @@ PY
 	[ "${lines[0]}" = '{"a_median_tps": 50.0, "b_median_tps": 45.0, "ci95": [0.576, 1.961], "first_won": 2, "geomean_ratio": 1.063, "median_ratio": 1.2, "ratios": [1.25, 0.8, 1.2]}' ]
 }
 
-@test "guest: the write-back systems run only when named format with their block and run sizes" {
+@test "guest: the write-back systems run only when named format with their block and run sizes; the loaded one takes the image in, dirty_high 95" {
 	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
 import sys
 bench = sys.argv.pop()
@@ -570,6 +570,7 @@ g.zero = lambda dev, mb: None
 g.sectors = lambda dev: 2048
 g.dm_create = lambda name, table: print(table) or "/dev/mapper/" + name
 g.Ssdcache.status = lambda self: ["0", "2048", "ssdcache", "3", "writeback", "4096", "0/100"]
+g.run = lambda cmd, **kw: print(" ".join(cmd))
 for s in g.extra_systems({"hdd": "/dev/h", "ssd": "/dev/s"}):
     print(s.name, "|", s.label)
     s.create()
@@ -581,6 +582,12 @@ PY
 	[ "${lines[3]}" = "0 2048 ssdcache /dev/h /dev/s writeback 3 format block_size 8192" ]
 	[ "${lines[4]}" = "ssdcache_wb_run128k | ssdcache write-back, 128 KiB runs" ]
 	[ "${lines[5]}" = "0 2048 ssdcache /dev/h /dev/s writeback 3 format run_size 131072" ]
+	[ "${lines[6]}" = "ssdcache_wb_loaded | ssdcache write-back, written in, dirty_high 95" ]
+	[ "${lines[7]}" = "0 2048 ssdcache /dev/h /dev/s writeback 1 format" ]
+	[ "${lines[8]}" = "dmsetup message bench_ssdc 0 dirty_high 95" ]
+	[ "${lines[9]}" = "dmsetup message bench_ssdc 0 dirty_low 90" ]
+	[ "${lines[10]}" = "dmsetup message bench_ssdc 0 sequential_cutoff 0" ]
+	[ "${#lines[@]}" -eq 11 ]
 }
 
 @test "pgswap: dirty_share is a cache's dirty blocks over its blocks, None for a raw device or one that does not tell" {
