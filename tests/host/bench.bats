@@ -987,3 +987,38 @@ PY
 	[ "$status" -eq 1 ]
 	[[ "$output" == usage:* ]]
 }
+
+@test "cutprobe: a trace's cuts by caller and at a run's end, journal writes whose fresh rows all followed a stream" {
+	run /usr/bin/python3 -S - "$BATS_TEST_TMPDIR" "$TOP/bench" <<'PY'
+import json, sys
+bench = sys.argv.pop()
+sys.path.insert(0, bench)
+import cutprobe as c
+trace = """# tracer: nop
+ postgres-1 [000] ..... 1.000001: cut: (dm_accept_partial_bio+0x4/0xa0 [dm_mod]) n=16 sector=48 size=32768 opf=1
+ postgres-1 [000] ..... 1.000002: <stack trace>
+ => kprobe_trace_func
+ => dm_accept_partial_bio+0x5/0xa0 [dm_mod]
+ => map_block_write+0x1c3/0x2a0 [dm_ssdcache]
+ => __map_bio
+ postgres-1 [000] ..... 1.000003: cut: (dm_accept_partial_bio+0x4/0xa0 [dm_mod]) n=8 sector=64 size=32768 opf=1
+ postgres-1 [000] ..... 1.000004: <stack trace>
+ => map_block_write+0x1c3/0x2a0 [dm_ssdcache]
+ postgres-1 [000] ..... 1.000005: cut: (dm_accept_partial_bio+0x4/0xa0 [dm_mod]) n=8 sector=0 size=16384 opf=0
+ postgres-1 [000] ..... 1.000006: <stack trace>
+ => map_bio+0x10/0x80 [dm_ssdcache]
+ kworker-2 [000] ..... 1.1: fresh: (ssdc_take_free_for+0x0/0x100 [dm_ssdcache]) oblock=100 want=2
+ kworker-2 [000] ..... 1.2: jwrite: (ssdc_journal_write+0x0/0x100 [dm_ssdcache]) blocks=1 nrec=4
+ kworker-2 [000] ..... 1.3: fresh: (ssdc_take_free_for+0x0/0x100 [dm_ssdcache]) oblock=102 want=1
+ kworker-2 [000] ..... 1.4: jwrite: (ssdc_journal_write+0x0/0x100 [dm_ssdcache]) blocks=1 nrec=2
+ kworker-2 [000] ..... 1.5: jwrite: (ssdc_journal_write+0x0/0x100 [dm_ssdcache]) blocks=1 nrec=2
+ kworker-2 [000] ..... 1.6: fresh: (ssdc_take_free_for+0x0/0x100 [dm_ssdcache]) oblock=103 want=1
+ kworker-2 [000] ..... 1.7: fresh: (ssdc_take_free_for+0x0/0x100 [dm_ssdcache]) oblock=500 want=1
+ kworker-2 [000] ..... 1.8: jwrite: (ssdc_journal_write+0x0/0x100 [dm_ssdcache]) blocks=1 nrec=4
+"""
+print(json.dumps(c.summary(c.parse(trace.splitlines())), sort_keys=True))
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = '{"cuts": 3, "cuts_by_caller": {"read map_bio": 1, "write map_block_write": 2}, "fresh_rows": 4, "journal_writes": 4, "journal_writes_stream_only": 1, "write_cut_mean_kib": 32.0, "write_cuts": 2, "write_cuts_at_run_end": 1}' ]
+}
