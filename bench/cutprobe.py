@@ -13,7 +13,9 @@ turn, its measured run with three kprobes on, through tracefs:
           first of a row, for an origin block
   jwrite  ssdc_journal_write(): a commit with records writes the journal
 
-Writes DIR/cutprobe.json: the turns (as pgswap records them) and
+(bench/pgprobe.py's PROBE_SPLITS=1 counts the pieces of make bench's
+pgbench rounds from the block layer's tracepoints; this one sees the
+caller, and the journal.) Writes DIR/cutprobe.json: the turns (as pgswap records them) and
 summary() of the trace: cuts by direction and calling function, write
 cuts that end where a run ends (its blocks share a set, the next run's
 lie in another) and the rest, the mean size of a cut write; journal
