@@ -158,34 +158,43 @@ static int cache_empty(const struct ssdc_dev *c, int force)
 		   c->path, what);
 }
 
-/* Table options create accepts as --<name with dashes> VALUE. */
-static const char *const table_opts[] = {
-	"policy", "sequential_cutoff", "dirty_high", "dirty_low",
-	"writeback_idle_ms", "writeback_rate", "writeback_yield",
-	"error_limit", "error_halflife_ms", "readahead_kb",
+/*
+ * Options create accepts as --<name with dashes> VALUE: table options,
+ * registered for later loads, and format options, which only the table
+ * that formats the cache takes.
+ */
+static const struct {
+	const char *key;
+	int format;
+} create_keys[] = {
+	{ "policy", 0 }, { "sequential_cutoff", 0 }, { "dirty_high", 0 },
+	{ "dirty_low", 0 }, { "writeback_idle_ms", 0 }, { "writeback_rate", 0 },
+	{ "writeback_yield", 0 }, { "error_limit", 0 }, { "error_halflife_ms", 0 },
+	{ "readahead_kb", 0 }, { "block_size", 1 }, { "run_size", 1 },
 };
 
 struct create_opts {
-	const char *name, *origin, *cache, *mode, *block_size, *run_size;
-	char opts[SSDC_OPTS_LEN];	/* "key value ..." */
+	const char *name, *origin, *cache, *mode;
+	char opts[SSDC_OPTS_LEN];	/* table options, "key value ..." */
+	char fmt[64];			/* format options, the same */
 	int force;
 };
 
-/* The table option that --@arg names ("--dirty-high": "dirty_high"), or NULL. */
-static const char *table_opt(const char *arg)
+/* The index in create_keys of the option --@arg names ("--dirty-high"), or -1. */
+static int create_key(const char *arg)
 {
 	char key[64];
 	size_t i;
 
 	if (strncmp(arg, "--", 2) || strlen(arg) >= sizeof(key) + 2)
-		return NULL;
+		return -1;
 	for (i = 0; arg[i + 2]; i++)
 		key[i] = arg[i + 2] == '-' ? '_' : arg[i + 2];
 	key[i] = 0;
-	for (i = 0; i < sizeof(table_opts) / sizeof(table_opts[0]); i++)
-		if (!strcmp(key, table_opts[i]))
-			return table_opts[i];
-	return NULL;
+	for (i = 0; i < sizeof(create_keys) / sizeof(create_keys[0]); i++)
+		if (!strcmp(key, create_keys[i].key))
+			return (int)i;
+	return -1;
 }
 
 static int numeric(const char *s)
@@ -193,41 +202,45 @@ static int numeric(const char *s)
 	return s && *s && strspn(s, "0123456789") == strlen(s);
 }
 
-/* Appends table option @key @val to @o; the kernel checks the range. */
-static int add_opt(struct create_opts *o, const char *key, const char *val)
+/*
+ * Appends option create_keys[@k] @val to the table or format options of
+ * @o; the kernel checks the range.
+ */
+static int add_opt(struct create_opts *o, int k, const char *val)
 {
-	size_t used = strlen(o->opts);
+	const char *key = create_keys[k].key;
+	int format = create_keys[k].format;
+	char *buf = format ? o->fmt : o->opts;
+	size_t len = format ? sizeof(o->fmt) : sizeof(o->opts), used = strlen(buf);
 
 	if (strcmp(key, "policy") ? !numeric(val) : strcmp(val, "lru") && strcmp(val, "fifo"))
 		return ERR("ssdcachectl create: bad value '%s' for --%s\n", val, key) + 1;
-	if (strstr(o->opts, key))
+	if (strstr(buf, key))
 		return ERR("ssdcachectl create: --%s given twice\n", key) + 1;
-	if (used + strlen(key) + strlen(val) + 3 > sizeof(o->opts))
+	if (used + strlen(key) + strlen(val) + 3 > len)
 		return ERR("ssdcachectl create: too many options\n") + 1;
-	snprintf(o->opts + used, sizeof(o->opts) - used, "%s%s %s", used ? " " : "", key, val);
+	snprintf(buf + used, len - used, "%s%s %s", used ? " " : "", key, val);
 	return 0;
 }
 
 static int parse_create(int argc, char **argv, struct create_opts *o)
 {
-	const char **val, *key;
-	int i, r;
+	const char **val;
+	int i, k, r;
 
 	memset(o, 0, sizeof(*o));
 	o->mode = "writethrough";
 	for (i = 0; i < argc; i++) {
 		val = !strcmp(argv[i], "--origin") ? &o->origin :
 		      !strcmp(argv[i], "--cache") ? &o->cache :
-		      !strcmp(argv[i], "--mode") ? &o->mode :
-		      !strcmp(argv[i], "--block-size") ? &o->block_size :
-		      !strcmp(argv[i], "--run-size") ? &o->run_size : NULL;
-		key = table_opt(argv[i]);
-		if ((val || key) && i + 1 >= argc)
+		      !strcmp(argv[i], "--mode") ? &o->mode : NULL;
+		k = create_key(argv[i]);
+		if ((val || k >= 0) && i + 1 >= argc)
 			return ERR("ssdcachectl create: %s needs a value\n", argv[i]) + 1;
 		if (val) {
 			*val = argv[++i];
-		} else if (key) {
-			r = add_opt(o, key, argv[++i]);
+		} else if (k >= 0) {
+			r = add_opt(o, k, argv[++i]);
 			if (r)
 				return r;
 		} else if (!strcmp(argv[i], "--force")) {
@@ -242,10 +255,6 @@ static int parse_create(int argc, char **argv, struct create_opts *o)
 		return ERR("ssdcachectl create: expected <name> --origin DEV --cache DEV\n") + 1;
 	if (!mode_word(o->mode))
 		return ERR("ssdcachectl create: unknown mode '%s' (wt, wb, wa)\n", o->mode) + 1;
-	if (o->block_size && !numeric(o->block_size))
-		return ERR("ssdcachectl create: bad --block-size '%s'\n", o->block_size) + 1;
-	if (o->run_size && !numeric(o->run_size))
-		return ERR("ssdcachectl create: bad --run-size '%s'\n", o->run_size) + 1;
 	if (strlen(o->name) >= SSDC_NAME_LEN || strchr(o->name, '/') ||
 	    !strcmp(o->name, SSDC_FORGOTTEN))
 		return ERR("ssdcachectl create: bad name '%s'\n", o->name) + 1;
@@ -331,7 +340,7 @@ int ssdc_cmd_create(int argc, char **argv)
 	struct create_opts o;
 	struct ssdc_dev origin, cache;
 	char err[512], id[SSDCACHE_ORIGIN_ID_LEN], cache_id[SSDCACHE_ORIGIN_ID_LEN];
-	char params[1024], before[512];
+	char params[1024 + 64], before[512];
 	int r, lock = -1;
 
 	r = parse_create(argc, argv, &o);
@@ -364,13 +373,10 @@ int ssdc_cmd_create(int argc, char **argv)
 	r = registry_allows(&o, id, cache_id);
 	if (r)
 		goto out;
-	snprintf(params, sizeof(params), "%u:%u %u:%u %s %d format%s origin_id %s%s%s%s%s%s%s",
+	snprintf(params, sizeof(params), "%u:%u %u:%u %s %d format%s origin_id %s%s%s%s%s",
 		 major(origin.rdev), minor(origin.rdev), major(cache.rdev), minor(cache.rdev),
-		 mode_word(o.mode),
-		 3 + !!o.force + 2 * !!o.block_size + 2 * !!o.run_size + words(o.opts),
-		 o.force ? " force" : "", id,
-		 o.block_size ? " block_size " : "", o.block_size ? o.block_size : "",
-		 o.run_size ? " run_size " : "", o.run_size ? o.run_size : "",
+		 mode_word(o.mode), 3 + !!o.force + words(o.fmt) + words(o.opts),
+		 o.force ? " force" : "", id, o.fmt[0] ? " " : "", o.fmt,
 		 o.opts[0] ? " " : "", o.opts);
 	last_dm_line(before, sizeof(before));
 	if (ssdc_create_dev(o.name, origin.sectors, params)) {

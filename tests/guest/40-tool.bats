@@ -123,6 +123,32 @@ dirty_cache() {
 	[ "$status" -eq 0 ] || fail "remove: $output"
 }
 
+@test "ssdcachectl create: --block-size and --run-size format the cache, among table options, and a load needs neither" {
+	dev=$(nullb_create bso 64 fast)
+	cache=$(nullb_create bsc 16 fast)
+	run "$SSDCACHECTL" create bs --origin "$dev" --cache "$cache" --mode wb --run-size 32768 \
+		--dirty-high 90 --block-size 8192
+	[ "$status" -eq 0 ] || fail "create: $output"
+	_devices_register dm bs
+	assert_eq 8192 "$(ssdc_stat bs block_size)" "block size"
+	[[ "$(dmsetup table bs)" == *"dirty_high 90"* ]] || fail "table: $(dmsetup table bs)"
+	fio_verify /dev/mapper/bs 8k-8k 4m
+	run "$SSDCACHECTL" remove bs --flush
+	[ "$status" -eq 0 ] || fail "remove: $output"
+	assert_eq 16 "$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" block_sectors)" \
+		"block_sectors in the superblock"
+	assert_eq 2 "$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$cache" set_shift)" \
+		"set_shift of 4-block runs"
+	run "$SSDCACHECTL" load "$cache" bs2
+	[ "$status" -eq 0 ] || fail "load: $output"
+	_devices_register dm bs2
+	assert_eq 8192 "$(ssdc_stat bs2 block_size)" "block size after load"
+	# The load names the block size it found (the table always shows it).
+	[[ "$(dmsetup table bs2)" != *"run_size"* && "$(dmsetup table bs2)" != *"format"* ]] ||
+		fail "format options registered: $(dmsetup table bs2)"
+	[[ "$(dmsetup table bs2)" == *"dirty_high 90"* ]] || fail "table after load: $(dmsetup table bs2)"
+}
+
 @test "ssdcachectl create/load: create, write, remove --keep-dirty, load: same data, same dirty blocks" {
 	dev=$(nullb_create lco 64 fast)
 	cache=$(nullb_create lcc 16 fast)

@@ -105,7 +105,7 @@ TOOL=$BATS_TEST_DIRNAME/../../build/userspace/ssdcachectl
 
 @test "tool: create refuses bad table options before touching a device (exit 2)" {
 	for bad in "--dirty-high abc" "--policy mru" "--writeback-rate -1" "--dirty-high 5 --dirty-high 6" \
-		"--block-size 4k" "--run-size 128k" "--run-size" "--dirty-high"; do
+		"--block-size 4k" "--run-size 128k" "--run-size" "--dirty-high" "--run-size 8192 --run-size 8192"; do
 		# shellcheck disable=SC2086
 		run "$TOOL" create x --origin /dev/null --cache /dev/null $bad
 		[ "$status" -eq 2 ] || { echo "$bad: $status $output"; false; }
