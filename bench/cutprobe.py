@@ -66,36 +66,39 @@ def parse(lines):
     return [tuple(e) for e in events]
 
 
+def is_write(f):
+    """Whether a cut's bio (its fields) is a write: REQ_OP_WRITE is 1."""
+    return f["opf"] & 0xff == 1
+
+
 def summary(events, block_sectors=8, run_blocks=8):
     """What parse()'s EVENTS add up to (see the module's docstring)."""
     cuts = [(f, c) for k, f, c in events if k == "cut"]
-    writes = [f for f, _ in cuts if f["opf"] & 0xff == 1]
+    writes = [f for f, _ in cuts if is_write(f)]
     run_sectors = block_sectors * run_blocks
     at_end = sum(1 for f in writes if (f["sector"] % run_sectors) + f["n"] == run_sectors)
     out = {"cuts": len(cuts),
            "cuts_by_caller": dict(collections.Counter(
-               f"{'write' if f['opf'] & 0xff == 1 else 'read'} {c}" for f, c in cuts)),
+               f"{'write' if is_write(f) else 'read'} {c}" for f, c in cuts)),
            "write_cuts": len(writes), "write_cuts_at_run_end": at_end,
            "write_cut_mean_kib": round(statistics.fmean(f["size"] for f in writes) / 1024, 1)
            if writes else None}
-    seen, rows, jwrites, stream_only = set(), [], 0, 0
+    seen, rows, fresh, jwrites, stream_only = set(), [], 0, 0, 0
     for kind, f, _ in events:
         if kind == "fresh":
+            fresh += 1
             rows.append(f["oblock"] - 1 in seen)
             seen.update(range(f["oblock"], f["oblock"] + max(f["want"], 1)))
         elif kind == "jwrite":
             jwrites += 1
             stream_only += bool(rows) and all(rows)
             rows = []
-    out.update(journal_writes=jwrites,
-               fresh_rows=sum(1 for k, _, _ in events if k == "fresh"),
-               journal_writes_stream_only=stream_only)
+    out.update(journal_writes=jwrites, fresh_rows=fresh, journal_writes_stream_only=stream_only)
     return out
 
 
 def tracefs(path, text):
-    with open(f"{TRACING}/{path}", "w") as f:
-        f.write(text)
+    g.put(f"{TRACING}/{path}", text)
 
 
 def main():

@@ -495,15 +495,17 @@ class Ssdcache(DmSystem):
                 run(["dmsetup", "message", "bench_ssdc", "0", k, str(v)])
             self.cutoff(0)
 
+    def stat(self, name):
+        """Counter NAME from sysfs stats/, as bcache's: a dmsetup process
+        every second costs the single-threaded TCG guest a noticeable
+        share of its CPU."""
+        return int(get(f"{sys_block(self.dev)}/ssdcache/stats/{name}"))
+
     def read_stats(self):
-        # From sysfs, as bcache's: a dmsetup process every second costs
-        # the single-threaded TCG guest a noticeable share of its CPU.
-        d = f"{sys_block(self.dev)}/ssdcache/stats"
-        return int(get(f"{d}/read_hits")), int(get(f"{d}/read_misses"))
+        return self.stat("read_hits"), self.stat("read_misses")
 
     def counters(self):
-        d = f"{sys_block(self.dev)}/ssdcache/stats"
-        return {k: int(get(f"{d}/{k}")) for k in SSDC_COUNTERS}
+        return {k: self.stat(k) for k in SSDC_COUNTERS}
 
     def cutoff(self, nbytes):
         run(["dmsetup", "message", "bench_ssdc", "0", "sequential_cutoff", str(nbytes)])

@@ -89,8 +89,7 @@ def main():
                "hit_ratio": g.hit_ratio(before, after) if before else None}
         if name.startswith("ssdcache"):
             out["status"] = " ".join(s.status())
-            d = f"{g.sys_block(s.dev)}/ssdcache/stats"
-            out["stats"] = {k: int(g.get(f"{d}/{k}")) for k in
+            out["stats"] = {k: s.stat(k) for k in
                             ("promotions", "evictions", "readaheads", "write_misses",
                              "bypassed_writes", "cleaned_blocks", "journal_commits")}
         res[name] = out

@@ -69,8 +69,7 @@ class Idle:
 def counters(s):
     if not s.caches:
         return {}
-    d = f"{g.sys_block(s.dev)}/ssdcache/stats"
-    return {c: int(g.get(f"{d}/{c}")) for c in COUNTERS}
+    return {c: s.stat(c) for c in COUNTERS}
 
 
 TRACING = "/sys/kernel/tracing"
