@@ -253,12 +253,9 @@ static int check_block_size(struct ssdcache *sc, unsigned int bytes, char **erro
  */
 static int run_shift(struct ssdc_args *args, u32 *shift, char **error)
 {
-	unsigned int bs = args->block_size, run = args->run_size;
+	unsigned int bs = args->block_size;
+	unsigned int run = args->run_size ?: max_t(unsigned int, bs, SSDCACHE_RUN_BYTES);
 
-	if (!run) {
-		*shift = bs >= SSDCACHE_RUN_BYTES ? 0 : ilog2(SSDCACHE_RUN_BYTES / bs);
-		return 0;
-	}
 	if (run < bs || run / bs > BIT(SSDCACHE_MAX_SET_SHIFT)) {
 		*error = "Invalid run_size: from block_size to 32 blocks";
 		return -EINVAL;
