@@ -74,6 +74,27 @@ runs_cache() {
 	dd if="$origin" of="$BATS_TEST_TMPDIR/img" bs=1M iflag=direct status=none
 }
 
+# flush_reads NAME: asks runs_cache's NAME to write every dirty block
+# back, waits until it is clean, and sets $reads to the SSD reads that
+# took (on NAME_c).
+flush_reads() {
+	local r0
+	r0=$(ssd_ios "${1}_c" 0)
+	dmsetup message "$1" 0 flush
+	wait_clean "$1"
+	reads=$(( $(ssd_ios "${1}_c" 0) - r0 ))
+}
+
+# remove_runs_cache NAME: resumes udev, removes runs_cache's NAME and
+# checks that its origin holds run_io's image.
+remove_runs_cache() {
+	udev_resume
+	dm_remove "$1"
+	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/img" | cut -d' ' -f1)" \
+		"$(dd if="$origin" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1)" \
+		"origin after writeback"
+}
+
 @test "writeback: a run of blocks goes to adjacent slots, and is one SSD request each way" {
 	runs_cache mb
 	# Runs of 8 blocks share a set: blocks 2048-2055 are one run, new to
@@ -94,17 +115,11 @@ runs_cache() {
 	run_io mb r 2056 8 1 3
 	# The cleaner reads each run of adjacent slots in one request: three
 	# for the 24 dirty blocks (8 a set), not one per block.
-	r0=$(ssd_ios mb_c 0)
-	dmsetup message mb 0 flush
-	wait_clean mb
-	assert_eq 3 $(( $(ssd_ios mb_c 0) - r0 )) "SSD reads to write back 3 runs of 8 blocks"
+	flush_reads mb
+	assert_eq 3 "$reads" "SSD reads to write back 3 runs of 8 blocks"
 	# Clean now, the blocks stay where they are: still one read per run.
 	run_io mb r 2048 24 3 3
-	udev_resume
-	dm_remove mb
-	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/img" | cut -d' ' -f1)" \
-		"$(dd if="$origin" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1)" \
-		"origin after writeback"
+	remove_runs_cache mb
 	# Warm restart: the map keeps the slots, the runs stay whole.
 	dm=$(ssdc_create mb "$origin" "$cache" writeback readahead_kb 0)
 	udev_pause
@@ -125,16 +140,10 @@ runs_cache() {
 	# Two runs: two requests each way.
 	run_io rs w 2080 32 0 5
 	run_io rs r 2064 32 2 3
-	r0=$(ssd_ios rs_c 0)
-	dmsetup message rs 0 flush
-	wait_clean rs
-	assert_eq 2 $(( $(ssd_ios rs_c 0) - r0 )) "SSD reads to write back 2 runs of 32 blocks"
+	flush_reads rs
+	assert_eq 2 "$reads" "SSD reads to write back 2 runs of 32 blocks"
 	run_io rs r 2048 64 2 3
-	udev_resume
-	dm_remove rs
-	assert_eq "$(md5sum <"$BATS_TEST_TMPDIR/img" | cut -d' ' -f1)" \
-		"$(dd if="$origin" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1)" \
-		"origin after writeback"
+	remove_runs_cache rs
 }
 
 @test "writeback: run_size 131072 under random writes of 4 to 256 KiB, the cleaner racing: data verified" {
