@@ -48,13 +48,25 @@ FSCRASH_ROUNDS=${SSDCACHE_FSCRASH_ROUNDS:-5}
 
 # crash_sweep SEED THEN [OPT...]: CRASH_OPS operations, then THEN (a
 # message to the cache, or "none"), waiting until nothing is dirty; then
-# every crash point of all that.
+# every crash point of all that. PREFILL=1: the whole device is read
+# first, so that writes land on clean copies; EVERY=K: the origin is also
+# checked alone, after a full writeback, at every K-th point (10).
 crash_sweep() {
-	local ops=$CRASH_OPS seed=$1 then=$2
+	local ops=$CRASH_OPS seed=$1 then=$2 h0
 	shift 2
 	log_devices cs "$@"
 	dm_logwrites_mark cs_lw formatted
+	if [ "${PREFILL:-0}" = 1 ]; then
+		read_all "$dm"
+		ssdc_quiesce cs
+		[ "$(ssdc_used cs)" -gt 0 ] || fail "the reads cached nothing"
+		h0=$(ssdc_stat cs write_hits)
+	fi
 	python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw
+	if [ "${PREFILL:-0}" = 1 ]; then
+		# With nothing dirty before, a first write that hits met a clean copy.
+		[ "$(ssdc_stat cs write_hits)" -gt "$h0" ] || fail "no write met a clean copy"
+	fi
 	if [ "$then" != none ]; then
 		dmsetup message cs 0 $then
 		wait_clean cs
@@ -62,7 +74,7 @@ crash_sweep() {
 	replay_devices cs
 	loadlog=$(nullb_create cs_ll 64 fast)
 	run python3 -S "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
-		$osect $csect --every 10 --load-log "$loadlog"
+		$osect $csect --every "${EVERY:-10}" --load-log "$loadlog"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^crashcheck: \([0-9]*\) crash points checked$/\1/p')
@@ -78,6 +90,15 @@ crash_sweep() {
 
 @test "crash: every flush point with the cleaner and evictions running, then a full flush" {
 	crash_sweep 2 flush dirty_high 5 dirty_low 1
+}
+
+# A write over a clean copy goes to a fresh slot; the copy's entry turns
+# invalid, and the new one valid and dirty, in a commit after the data is
+# durable. No crash point may leave a clean copy of data the origin does
+# not hold: checked through the cache at every point, and the origin
+# alone, after a full writeback, at every second one.
+@test "crash: every flush point of writes over clean copies, the origin checked at every second" {
+	PREFILL=1 EVERY=2 crash_sweep 3 flush writeback_idle_ms 0 dirty_high 100 sequential_cutoff 0
 }
 
 # power_cut_wb SECONDS: a write-back workload over two null_blk disks with
