@@ -307,6 +307,51 @@ lt_same() {
 		"$(dd if="$origin" bs=4k count=32 skip=3000 iflag=direct status=none | md5sum)" origin
 }
 
+@test "writeback: above dirty_high the cleaner writes back while fsyncs keep coming and idleness never counts" {
+	origin=$(nullb_create hw_o 64 fast)
+	cache=$(nullb_create hw_c 16 fast)
+	dm=$(ssdc_create hw "$origin" "$cache" writeback format writeback_idle_ms 600000 \
+		dirty_high 100 dirty_low 25 sequential_cutoff 0)
+	total=$(ssdc_stat hw blocks | cut -d/ -f2)
+	n=$((total * 7 / 10))
+	fio --name=fill --filename="$dm" --rw=randwrite --bs=4k --direct=1 \
+		--ioengine=libaio --iodepth=8 --size=$((n * 4))k --randrepeat=0 \
+		--output=/dev/null
+	d0=$(ssdc_stat hw dirty)
+	[ "$d0" -gt $((total / 2)) ] || fail "only $d0 of $total blocks dirty"
+	sum=$(dd if="$dm" bs=4k count="$n" iflag=direct status=none | md5sum)
+	# A database's pattern (dm-writecache holds its writeback while the
+	# device takes flushes): a block written and fsynced every 0.1 s,
+	# past the filled range, until the test ends.
+	python3 -c '
+import mmap, os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+i = 0
+while True:
+    buf[:8] = i.to_bytes(8, "little")
+    os.pwrite(fd, buf, (int(sys.argv[2]) + i % 16) * 4096)
+    os.fsync(fd)
+    i += 1
+    time.sleep(0.1)' "$dm" $((n + 64)) &
+	loop=$!
+	dmsetup message hw 0 dirty_high 50
+	for i in $(seq 1 600); do
+		[ "$(ssdc_stat hw dirty)" -le $((total / 4 + 16)) ] && break
+		sleep 0.1
+	done
+	kill -0 "$loop" || fail "the fsync loop stopped"
+	kill "$loop"
+	wait "$loop" || true
+	d1=$(ssdc_stat hw dirty)
+	[ "$d1" -le $((total / 4 + 16)) ] || fail "still $d1 of $total blocks dirty (from $d0)"
+	[ "$(ssdc_stat hw cleaned)" -ge $((d0 - d1 - 16)) ] || fail "cleaned $(ssdc_stat hw cleaned)"
+	assert_eq "$sum" "$(dd if="$dm" bs=4k count="$n" iflag=direct status=none | md5sum)" "through the cache"
+	dmsetup message hw 0 flush
+	wait_clean hw 60
+	assert_eq "$sum" "$(dd if="$origin" bs=4k count="$n" iflag=direct status=none | md5sum)" origin
+}
+
 @test "writeback: dirty blocks survive remove and reload, then write back" {
 	origin=$(nullb_create wr_o 32 fast)
 	cache=$(nullb_create wr_c 16 fast)
