@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Does a cache write back while the device keeps taking flushes (as under
+# a database's fsyncs) and nothing else? For dm-writecache (its defaults,
+# then pause_writeback 0) and ssdcache (its defaults, then
+# writeback_idle_ms 0: the watermarks alone), each on disks of its own
+# (the HDD and SSD models): 3/4 of the cache written (4 KiB blocks,
+# O_DIRECT), then FLUSH_SECS with an fsync of the device every 0.5 s and
+# no other I/O, then QUIET_SECS with none at all. The status is sampled
+# every 2 s throughout: dm-writecache's free blocks and blocks under
+# writeback, ssdcache's dirty and cleaned blocks.
+#
+# Inside the guest, from the top of the tree:
+#   scripts/vm-run -k KVER -o DIR -- bench/wcpauseprobe.sh DIR
+# Writes DIR/wcpauseprobe.txt: one line per sample (system, phase,
+# seconds into the phase, the figures).
+set -euo pipefail
+
+out=${1:?usage: wcpauseprobe.sh OUTDIR}
+flush_secs=${FLUSH_SECS:-30}
+quiet_secs=${QUIET_SECS:-16}
+cache_mb=64
+# shellcheck source=tests/lib/common.bash
+source "$(dirname "$0")/../tests/lib/common.bash"
+export SSDC_REGISTRY=$out/devices
+log=$out/wcpauseprobe.txt
+: >"$log"
+
+modprobe dm_mod
+modprobe dm_writecache
+modprobe libcrc32c 2>/dev/null || true
+
+# sample NAME: the figures of cache NAME's status line.
+sample() {
+	local f
+	read -ra f <<<"$(dmsetup status "$1")"
+	if [ "${f[2]}" = writecache ]; then
+		echo "blocks ${f[4]} free ${f[5]} writeback ${f[6]}"
+	else
+		echo "blocks $(ssdc_stat "$1" blocks) dirty $(ssdc_stat "$1" dirty)" \
+			"cleaned $(ssdc_stat "$1" cleaned)"
+	fi
+}
+
+# phase NAME SYSTEM PHASE SECS FLUSH: SECS of samples, with an fsync of
+# /dev/mapper/NAME every 0.5 s when FLUSH is 1.
+phase() {
+	local name=$1 sys=$2 ph=$3 secs=$4 flush=$5 t0 now pid=
+	if [ "$flush" = 1 ]; then
+		python3 -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+while True:
+    os.fsync(fd)
+    time.sleep(0.5)' "/dev/mapper/$name" &
+		pid=$!
+	fi
+	t0=$(date +%s)
+	while :; do
+		now=$(($(date +%s) - t0))
+		echo "$sys $ph $now $(sample "$name")" | tee -a "$log"
+		((now < secs)) || break
+		sleep 2
+	done
+	if [ -n "$pid" ]; then
+		kill "$pid"
+		wait "$pid" 2>/dev/null || true
+	fi
+}
+
+# fill NAME: 3/4 of the cache's nominal size written, 4 KiB at a time.
+fill() {
+	fio --name=fill --filename="/dev/mapper/$1" --rw=randwrite --bs=4k \
+		--direct=1 --ioengine=psync --size=$((cache_mb * 3 / 4))M \
+		--randrepeat=1 --output=/dev/null
+}
+
+one() {
+	local sys=$1 name=$2 table=$3
+	dmsetup create "$name" --table "$table"
+	udevadm settle
+	fill "$name"
+	echo "$sys filled $(sample "$name")" | tee -a "$log"
+	phase "$name" "$sys" flushes "$flush_secs" 1
+	phase "$name" "$sys" quiet "$quiet_secs" 0
+	dmsetup remove --retry "$name"
+}
+
+# wc_table N [OPTION VALUE...]: dm-writecache's table on disks of its own.
+wc_table() {
+	local n=$1 o s
+	shift
+	o=$(nullb_create "wp_o$n" 512 hdd)
+	s=$(nullb_create "wp_s$n" "$cache_mb" ssd)
+	dd if=/dev/zero of="$s" bs=4k count=1 oflag=direct status=none
+	echo "0 $(dev_sectors "$o") writecache s $o $s 4096 $#${*:+ $*}"
+}
+
+one dm_writecache wp1 "$(wc_table 1)"
+one dm_writecache_pause0 wp2 "$(wc_table 2 pause_writeback 0)"
+# ssdcache_table N [OPTION VALUE...]: ssdcache's, formatted, likewise.
+ssdcache_table() {
+	local n=$1 o s
+	shift
+	o=$(nullb_create "wp_o$n" 512 hdd)
+	s=$(nullb_create "wp_s$n" "$cache_mb" ssd)
+	echo "0 $(dev_sectors "$o") ssdcache $o $s writeback $(($# + 1)) format${*:+ $*}"
+}
+
+one ssdcache wp3 "$(ssdcache_table 3)"
+# Idleness off: what the watermarks alone write back (to dirty_low).
+one ssdcache_idle0 wp4 "$(ssdcache_table 4 writeback_idle_ms 0)"
