@@ -322,13 +322,15 @@ lt_same() {
 	sum=$(dd if="$dm" bs=4k count="$n" iflag=direct status=none | md5sum)
 	# A database's pattern (dm-writecache holds its writeback while the
 	# device takes flushes): a block written and fsynced every 0.1 s,
-	# past the filled range, until the test ends.
+	# past the filled range, until killed (at most 120 s, should the
+	# test stop before it kills the loop).
 	python3 -c '
 import mmap, os, sys, time
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
 i = 0
-while True:
+end = time.monotonic() + 120
+while time.monotonic() < end:
     buf[:8] = i.to_bytes(8, "little")
     os.pwrite(fd, buf, (int(sys.argv[2]) + i % 16) * 4096)
     os.fsync(fd)
