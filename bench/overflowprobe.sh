@@ -19,29 +19,9 @@ out=${1:?usage: overflowprobe.sh OUTDIR}
 rounds=${ROUNDS:-4}
 round_secs=${ROUND_SECS:-20}
 cache_mb=64
-# shellcheck source=tests/lib/common.bash
-source "$(dirname "$0")/../tests/lib/common.bash"
-export SSDC_REGISTRY=$out/devices
-log=$out/overflowprobe.txt
-: >"$log"
-
-modprobe dm_mod
-modprobe dm_writecache
-modprobe libcrc32c 2>/dev/null || true
-
-# sample DEV: the figures of DEV's status line (none for a raw disk).
-sample() {
-	local f
-	[[ $1 == /dev/mapper/* ]] || return 0
-	read -ra f <<<"$(dmsetup status "${1#/dev/mapper/}")"
-	if [ "${f[2]}" = writecache ]; then
-		echo "free ${f[5]}/${f[4]} writeback ${f[6]} writes_around ${f[12]}"
-	else
-		local n=${1#/dev/mapper/}
-		echo "dirty $(ssdc_stat "$n" dirty) of $(ssdc_stat "$n" blocks | cut -d/ -f2)" \
-			"cleaned $(ssdc_stat "$n" cleaned) write_misses $(ssdc_stat "$n" write_misses)"
-	fi
-}
+# shellcheck source=bench/peerprobe.bash
+source "$(dirname "$0")/peerprobe.bash"
+peerprobe_init "$out" overflowprobe
 
 # fio_iops DEV ARGS...: one fio job on DEV, its write IOPS.
 fio_iops() {
@@ -58,11 +38,11 @@ one() {
 	local sys=$1 dev=$2 r
 	udevadm settle
 	fio_iops "$dev" --rw=randwrite --size=$((cache_mb * 3 / 4))M --randrepeat=1 >/dev/null
-	echo "$sys fill $(sample "$dev")" | tee -a "$log"
+	echo "$sys fill $(cache_figures "${dev#/dev/mapper/}")" | tee -a "$log"
 	for ((r = 0; r < rounds; r++)); do
 		echo "$sys round $r iops $(fio_iops "$dev" --rw=randwrite \
 			--size=$((cache_mb * 4))M --fsync=16 --time_based \
-			--runtime="$round_secs" --randseed=$((r + 1))) $(sample "$dev")" |
+			--runtime="$round_secs" --randseed=$((r + 1))) $(cache_figures "${dev#/dev/mapper/}")" |
 			tee -a "$log"
 	done
 }

@@ -7,8 +7,9 @@
 # (the HDD and SSD models): 3/4 of the cache written (4 KiB blocks,
 # O_DIRECT), then FLUSH_SECS with an fsync of the device every 0.5 s and
 # no other I/O, then QUIET_SECS with none at all. The status is sampled
-# every 2 s throughout: dm-writecache's free blocks and blocks under
-# writeback, ssdcache's dirty and cleaned blocks.
+# every 2 s throughout (cache_figures in bench/peerprobe.bash):
+# dm-writecache's free blocks and blocks under writeback, ssdcache's
+# dirty and cleaned blocks.
 #
 # Inside the guest, from the top of the tree:
 #   scripts/vm-run -k KVER -o DIR -- bench/wcpauseprobe.sh DIR
@@ -20,27 +21,9 @@ out=${1:?usage: wcpauseprobe.sh OUTDIR}
 flush_secs=${FLUSH_SECS:-30}
 quiet_secs=${QUIET_SECS:-16}
 cache_mb=64
-# shellcheck source=tests/lib/common.bash
-source "$(dirname "$0")/../tests/lib/common.bash"
-export SSDC_REGISTRY=$out/devices
-log=$out/wcpauseprobe.txt
-: >"$log"
-
-modprobe dm_mod
-modprobe dm_writecache
-modprobe libcrc32c 2>/dev/null || true
-
-# sample NAME: the figures of cache NAME's status line.
-sample() {
-	local f
-	read -ra f <<<"$(dmsetup status "$1")"
-	if [ "${f[2]}" = writecache ]; then
-		echo "blocks ${f[4]} free ${f[5]} writeback ${f[6]}"
-	else
-		echo "blocks $(ssdc_stat "$1" blocks) dirty $(ssdc_stat "$1" dirty)" \
-			"cleaned $(ssdc_stat "$1" cleaned)"
-	fi
-}
+# shellcheck source=bench/peerprobe.bash
+source "$(dirname "$0")/peerprobe.bash"
+peerprobe_init "$out" wcpauseprobe
 
 # phase NAME SYSTEM PHASE SECS FLUSH: SECS of samples, with an fsync of
 # /dev/mapper/NAME every 0.5 s when FLUSH is 1.
@@ -58,7 +41,7 @@ while True:
 	t0=$(date +%s)
 	while :; do
 		now=$(($(date +%s) - t0))
-		echo "$sys $ph $now $(sample "$name")" | tee -a "$log"
+		echo "$sys $ph $now $(cache_figures "$name")" | tee -a "$log"
 		((now < secs)) || break
 		sleep 2
 	done
@@ -80,7 +63,7 @@ one() {
 	dmsetup create "$name" --table "$table"
 	udevadm settle
 	fill "$name"
-	echo "$sys filled $(sample "$name")" | tee -a "$log"
+	echo "$sys filled $(cache_figures "$name")" | tee -a "$log"
 	phase "$name" "$sys" flushes "$flush_secs" 1
 	phase "$name" "$sys" quiet "$quiet_secs" 0
 	dmsetup remove --retry "$name"
