@@ -18,7 +18,6 @@ set -euo pipefail
 out=${1:?usage: overflowprobe.sh OUTDIR}
 rounds=${ROUNDS:-4}
 round_secs=${ROUND_SECS:-20}
-cache_mb=64
 # shellcheck source=bench/peerprobe.bash
 source "$(dirname "$0")/peerprobe.bash"
 peerprobe_init "$out" overflowprobe
@@ -35,30 +34,26 @@ print(round(json.load(sys.stdin)["jobs"][0]["write"]["iops"], 1))'
 
 # one SYSTEM DEV: the fill, then the rounds.
 one() {
-	local sys=$1 dev=$2 r
+	local sys=$1 dev=$2 name=${2#/dev/mapper/} r
 	udevadm settle
-	fio_iops "$dev" --rw=randwrite --size=$((cache_mb * 3 / 4))M --randrepeat=1 >/dev/null
-	echo "$sys fill $(cache_figures "${dev#/dev/mapper/}")" | tee -a "$log"
+	fill "$dev"
+	echo "$sys fill $(cache_figures "$name")" | tee -a "$log"
 	for ((r = 0; r < rounds; r++)); do
 		echo "$sys round $r iops $(fio_iops "$dev" --rw=randwrite \
 			--size=$((cache_mb * 4))M --fsync=16 --time_based \
-			--runtime="$round_secs" --randseed=$((r + 1))) $(cache_figures "${dev#/dev/mapper/}")" |
+			--runtime="$round_secs" --randseed=$((r + 1))) $(cache_figures "$name")" |
 			tee -a "$log"
 	done
 }
 
-o=$(nullb_create ov_o1 512 hdd)
-one raw_hdd "$o"
+# dm_one SYSTEM NAME TABLE: one() on device-mapper device NAME, created
+# from TABLE and removed after.
+dm_one() {
+	dmsetup create "$2" --table "$3"
+	one "$1" "/dev/mapper/$2"
+	dmsetup remove --retry "$2"
+}
 
-o=$(nullb_create ov_o2 512 hdd)
-s=$(nullb_create ov_s2 "$cache_mb" ssd)
-dd if=/dev/zero of="$s" bs=4k count=1 oflag=direct status=none
-dmsetup create ov_wc --table "0 $(dev_sectors "$o") writecache s $o $s 4096 0"
-one dm_writecache /dev/mapper/ov_wc
-dmsetup remove --retry ov_wc
-
-o=$(nullb_create ov_o3 512 hdd)
-s=$(nullb_create ov_s3 "$cache_mb" ssd)
-dmsetup create ov_sc --table "0 $(dev_sectors "$o") ssdcache $o $s writeback 1 format"
-one ssdcache_wb /dev/mapper/ov_sc
-dmsetup remove --retry ov_sc
+one raw_hdd "$(nullb_create pp_o0 512 hdd)"
+dm_one dm_writecache ov_wc "$(wc_table 1)"
+dm_one ssdcache_wb ov_sc "$(ssdcache_table 2)"

@@ -20,7 +20,6 @@ set -euo pipefail
 out=${1:?usage: wcpauseprobe.sh OUTDIR}
 flush_secs=${FLUSH_SECS:-30}
 quiet_secs=${QUIET_SECS:-16}
-cache_mb=64
 # shellcheck source=bench/peerprobe.bash
 source "$(dirname "$0")/peerprobe.bash"
 peerprobe_init "$out" wcpauseprobe
@@ -51,45 +50,19 @@ while True:
 	fi
 }
 
-# fill NAME: 3/4 of the cache's nominal size written, 4 KiB at a time.
-fill() {
-	fio --name=fill --filename="/dev/mapper/$1" --rw=randwrite --bs=4k \
-		--direct=1 --ioengine=psync --size=$((cache_mb * 3 / 4))M \
-		--randrepeat=1 --output=/dev/null
-}
-
 one() {
 	local sys=$1 name=$2 table=$3
 	dmsetup create "$name" --table "$table"
 	udevadm settle
-	fill "$name"
+	fill "/dev/mapper/$name"
 	echo "$sys filled $(cache_figures "$name")" | tee -a "$log"
 	phase "$name" "$sys" flushes "$flush_secs" 1
 	phase "$name" "$sys" quiet "$quiet_secs" 0
 	dmsetup remove --retry "$name"
 }
 
-# wc_table N [OPTION VALUE...]: dm-writecache's table on disks of its own.
-wc_table() {
-	local n=$1 o s
-	shift
-	o=$(nullb_create "wp_o$n" 512 hdd)
-	s=$(nullb_create "wp_s$n" "$cache_mb" ssd)
-	dd if=/dev/zero of="$s" bs=4k count=1 oflag=direct status=none
-	echo "0 $(dev_sectors "$o") writecache s $o $s 4096 $#${*:+ $*}"
-}
-
 one dm_writecache wp1 "$(wc_table 1)"
 one dm_writecache_pause0 wp2 "$(wc_table 2 pause_writeback 0)"
-# ssdcache_table N [OPTION VALUE...]: ssdcache's, formatted, likewise.
-ssdcache_table() {
-	local n=$1 o s
-	shift
-	o=$(nullb_create "wp_o$n" 512 hdd)
-	s=$(nullb_create "wp_s$n" "$cache_mb" ssd)
-	echo "0 $(dev_sectors "$o") ssdcache $o $s writeback $(($# + 1)) format${*:+ $*}"
-}
-
 one ssdcache wp3 "$(ssdcache_table 3)"
 # Idleness off: what the watermarks alone write back (to dirty_low).
 one ssdcache_idle0 wp4 "$(ssdcache_table 4 writeback_idle_ms 0)"
