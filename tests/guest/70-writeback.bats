@@ -337,16 +337,18 @@ while time.monotonic() < end:
     i += 1
     time.sleep(0.1)' "$dm" $((n + 64)) &
 	loop=$!
+	# dirty_low's share, and the loop's 16 blocks.
+	bound=$((total / 4 + 16))
 	dmsetup message hw 0 dirty_high 50
 	for i in $(seq 1 600); do
-		[ "$(ssdc_stat hw dirty)" -le $((total / 4 + 16)) ] && break
+		[ "$(ssdc_stat hw dirty)" -le "$bound" ] && break
 		sleep 0.1
 	done
 	kill -0 "$loop" || fail "the fsync loop stopped"
 	kill "$loop"
 	wait "$loop" || true
 	d1=$(ssdc_stat hw dirty)
-	[ "$d1" -le $((total / 4 + 16)) ] || fail "still $d1 of $total blocks dirty (from $d0)"
+	[ "$d1" -le "$bound" ] || fail "still $d1 of $total blocks dirty (from $d0)"
 	[ "$(ssdc_stat hw cleaned)" -ge $((d0 - d1 - 16)) ] || fail "cleaned $(ssdc_stat hw cleaned)"
 	assert_eq "$sum" "$(dd if="$dm" bs=4k count="$n" iflag=direct status=none | md5sum)" "through the cache"
 	dmsetup message hw 0 flush
