@@ -88,7 +88,7 @@ refused() { creation_refused "$1" "ssdcache: $2"; }
 	local big=/dev/tb_big blocks
 	nullb_past_ram tb_big
 	creation_refused "$origin $big writeback 1 format" "ssdcache: Not enough RAM for the cache's block map"
-	dmesg_since | grep -E "[0-9]{10} blocks of 4096 bytes need 1[0-9]{4} MiB of RAM \(16 each\), [0-9]+ MiB available" ||
+	dmesg_since | grep -E "[0-9]{10} blocks of 4096 bytes need 1[0-9]{4} MiB of RAM \($(ram_each_re) each\), [0-9]+ MiB available" ||
 		fail "no figures in the kernel log: $(dmesg_since)"
 	! dmesg_since | grep -E "Out of memory|oom-kill|vmalloc error|page allocation failure" ||
 		fail "the refusal went through the allocator"
