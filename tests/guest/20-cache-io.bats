@@ -855,9 +855,8 @@ disk_writes() { awk '{print $5}' "/sys/block/$1/stat"; }
 	dd if="$dm" of=/dev/null bs=4k count=64 iflag=direct status=none
 	dm_reload io "$table"
 	[ "$(ssdc_stat io state)" = ok ]
-	# The bound is for production kernels: with lockdep (the debug
-	# kernel of make check-debug) each set's spinlock carries a lock map.
-	[ -e /proc/lockdep ] || [ "$(ssdc_stat io ram_per_block)" -le 16 ] ||
+	# The bound is for production kernels (see lockdep_kernel).
+	lockdep_kernel || [ "$(ssdc_stat io ram_per_block)" -le 16 ] ||
 		fail "RAM per block over 16 bytes"
 }
 

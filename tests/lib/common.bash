@@ -68,12 +68,16 @@ assert_eq() {
 	[ "$1" = "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
 }
 
+# lockdep_kernel: true on a kernel with lockdep (make check-debug's),
+# where each set's spinlock carries a lock map and the module takes a
+# little more RAM per cache block than on production kernels.
+lockdep_kernel() { [ -e /proc/lockdep ]; }
+
 # ram_each_re: an extended regex for the kernel's RAM per cache block in
 # its "need N MiB of RAM (B each)" refusal: 16 bytes on production
-# kernels; with lockdep (make check-debug's kernel) each set's spinlock
-# carries a lock map, and the figure is a little larger.
+# kernels, a little more under lockdep_kernel.
 ram_each_re() {
-	if [ -e /proc/lockdep ]; then
+	if lockdep_kernel; then
 		echo "1[6-9]"
 	else
 		echo 16
