@@ -439,7 +439,7 @@ class LinearSsd(DmSystem):
 # The module's counters that measured_txn() records per transaction
 # (sysfs stats/, Documentation/ssdcache.rst "Statistics").
 SSDC_COUNTERS = ("write_hits", "write_misses", "journal_commits", "journal_blocks",
-                 "checkpoints", "flushes", "fuas", "cleaned_blocks", "evictions",
+                 "checkpoints", "flushes", "direct_flushes", "fuas", "cleaned_blocks", "evictions",
                  "promotions")
 
 

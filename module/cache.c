@@ -307,6 +307,9 @@ static void mark_pages(struct ssdcache *sc, u64 slot)
 {
 	mark_commit_slot(sc, slot);
 	ssdc_mark(ssdc_slot_page(slot), sc->ckpt_pages);
+	/* The set's mark before the count: pairs with run_commit() (meta.c). */
+	smp_mb__before_atomic();
+	atomic64_inc(&sc->change_gen);
 	/*
 	 * Enough records wait for a commit: do not let it grow until the
 	 * timer. A slot CHANGED already is a record counted already.

@@ -1048,12 +1048,35 @@ static int map_bypass_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio
 	return DM_MAPIO_REMAPPED;
 }
 
+/*
+ * Is every change of the map that a write completed so far made durable
+ * by a commit, and no origin write done since the origin's last flush?
+ * Then an empty flush has only the SSD's own data to make durable, and
+ * goes to the SSD without a commit: so does a database's fsync after it
+ * rewrote a dirty log block in place (no entry changes). A write counts
+ * its slot changes (change_gen) before it completes, and the flush that
+ * must cover it is mapped after that.
+ */
+static bool flush_without_commit(struct ssdcache *sc)
+{
+	smp_mb();
+	return !READ_ONCE(sc->failed) && !READ_ONCE(sc->degraded) &&
+	       atomic64_read(&sc->change_gen) == READ_ONCE(sc->durable_gen) &&
+	       atomic64_read(&sc->origin_writes) == atomic64_read(&sc->origin_flushed);
+}
+
 /* An empty flush: through a commit when the SSD holds data of its own. */
-static int map_flush(struct ssdcache *sc, struct bio *bio)
+static int map_flush(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb)
 {
 	if (READ_ONCE(sc->mode) != SSDCACHE_MODE_WRITEBACK &&
 	    !atomic64_read(&sc->dirty) && !READ_ONCE(sc->failed)) {
 		remap_origin(sc, bio);
+		return DM_MAPIO_REMAPPED;
+	}
+	if (flush_without_commit(sc)) {
+		ssdc_count(sc, SSDC_C_DIRECT_FLUSHES);
+		pb->kind = SSDC_BIO_SSD_FLUSH;
+		bio_set_dev(bio, sc->cache->bdev);
 		return DM_MAPIO_REMAPPED;
 	}
 	ssdc_count(sc, SSDC_C_FLUSHES);
@@ -1140,7 +1163,7 @@ static int map_bio(struct ssdcache *sc, struct bio *bio, struct ssdc_bio *pb, bo
 	case REQ_OP_WRITE:
 		if (len)
 			break;
-		return map_flush(sc, bio);
+		return map_flush(sc, bio, pb);
 	default:
 		goto origin;
 	case REQ_OP_DISCARD:
@@ -1633,6 +1656,13 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		break;
 	case SSDC_BIO_WB_WRITE:
 		write_end(sc, pb, !*error);
+		break;
+	case SSDC_BIO_SSD_FLUSH:
+		/* The next commit's flush fails the cache if this one did. */
+		if (*error) {
+			ssdc_count_error(sc, true, true);
+			ssdc_meta_kick(sc, 0);
+		}
 		break;
 	default:
 		origin_done(sc, bio, pb, *error);

@@ -380,6 +380,7 @@ struct ssdc_jbatch {
 	unsigned int blk;	/* full blocks */
 	unsigned int nrec;	/* records in block blk */
 	unsigned long flushed;	/* the epoch this commit flushed, or ULONG_MAX */
+	bool kept;		/* some slot waits for a later commit */
 };
 
 static unsigned int batch_room(struct ssdc_jbatch *jb)
@@ -516,8 +517,10 @@ static int journal_changes(struct ssdcache *sc, struct ssdc_jbatch *jb)
 			if (r)
 				return r;
 		}
-		if (gather_set(sc, jb, set))
+		if (gather_set(sc, jb, set)) {
 			set_bit(set, sc->commit_sets);
+			jb->kept = true;
+		}
 		set++;
 	}
 	return flush_batch(sc, jb);
@@ -675,9 +678,17 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 	struct ssdc_jbatch jb = { .flushed = ULONG_MAX };
 	struct bio_list writes, waiters;
 	blk_status_t status = BLK_STS_OK;
+	s64 gen;
 	int r = 0;
 
 	mutex_lock(&sc->commit_lock);
+	/*
+	 * Each change counted in gen marked its set before it was counted
+	 * (mark_pages() in cache.c): this commit journals it, unless it
+	 * keeps it for a later one.
+	 */
+	gen = atomic64_read(&sc->change_gen);
+	smp_mb();
 	spin_lock_irq(&sc->defer_lock);
 	writes = sc->deferred;
 	bio_list_init(&sc->deferred);
@@ -719,6 +730,8 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 	r = journal_changes(sc, &jb);
 	if (r)
 		goto fail;
+	if (!jb.kept)
+		WRITE_ONCE(sc->durable_gen, gen);
 	free_pending(sc);
 	ssdc_count(sc, SSDC_C_COMMITS);
 	if (ssdc_checkpoint_due(sc)) {

@@ -149,6 +149,7 @@ enum ssdc_counter {
 	SSDC_C_FILLS, SSDC_C_EVICTIONS,
 	SSDC_C_COMMITS, SSDC_C_CLEANED, SSDC_C_JOURNAL_BLOCKS, SSDC_C_CHECKPOINTS,
 	SSDC_C_FLUSHES, SSDC_C_FUA, SSDC_C_DISCARDS, SSDC_C_READAHEADS,
+	SSDC_C_DIRECT_FLUSHES,
 	/* Bytes and errors per device and direction: see ssdc_count_io(). */
 	SSDC_C_SSD_READ_BYTES, SSDC_C_SSD_WRITE_BYTES,
 	SSDC_C_ORIGIN_READ_BYTES, SSDC_C_ORIGIN_WRITE_BYTES,
@@ -248,6 +249,8 @@ struct ssdcache {
 	struct work_struct issue_work;	/* issues them */
 	bool valid_pending;		/* UNSYNCED slots: flush both devices */
 	atomic_t changes;		/* slots CHANGED since the last commit */
+	atomic64_t change_gen;		/* bumped by every slot made CHANGED */
+	s64 durable_gen;		/* change_gen a durable commit covered */
 	unsigned long sync_epoch;	/* bumped before each flush */
 	unsigned long last_sync;	/* jiffies of the last such flush */
 	atomic64_t origin_writes;	/* writes to the origin completed */
@@ -383,6 +386,7 @@ enum ssdc_bio_kind {
 	SSDC_BIO_WRITE,		/* write to the origin: writes_inflight held */
 	SSDC_BIO_WB_WRITE,	/* write to a slot: writes_inflight held */
 	SSDC_BIO_WB_REMAP,	/* the same, the bio itself sent to the slot */
+	SSDC_BIO_SSD_FLUSH,	/* an empty flush sent to the SSD alone */
 };
 
 /*

@@ -118,6 +118,7 @@ static const char * const stat_names[SSDC_NR_STATS] = {
 	[SSDC_S_COUNTERS + SSDC_C_FUA] = "fuas",
 	[SSDC_S_COUNTERS + SSDC_C_DISCARDS] = "discards",
 	[SSDC_S_COUNTERS + SSDC_C_READAHEADS] = "readaheads",
+	[SSDC_S_COUNTERS + SSDC_C_DIRECT_FLUSHES] = "direct_flushes",
 	[SSDC_S_COUNTERS + SSDC_C_SSD_READ_BYTES] = "ssd_read_bytes",
 	[SSDC_S_COUNTERS + SSDC_C_SSD_WRITE_BYTES] = "ssd_write_bytes",
 	[SSDC_S_COUNTERS + SSDC_C_ORIGIN_READ_BYTES] = "origin_read_bytes",

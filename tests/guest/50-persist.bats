@@ -173,6 +173,55 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 		"fsynced write to the origin"
 }
 
+@test "persist: an fsync after dirty blocks rewritten in place flushes the SSD alone, and they survive a power cut" {
+	require_guest
+	origin=$(nullb_create pr_o 32 fast 4)
+	cache=$(nullb_create pr_c 8 fast 4)
+	dm=$(ssdc_create pr "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	d=$BATS_TEST_TMPDIR/d
+	head -c 16384 /dev/urandom >"$d"
+	dd if="$d" of="$dm" bs=4k count=4 seek=700 oflag=direct conv=fsync status=none
+	ssdc_quiesce pr	# every entry durable: the next fsync has nothing to commit
+	# null_blk writes over a sector of its media go to the media, past its
+	# volatile cache: the four cache blocks are discarded on the SSD
+	# itself, so that the rewrite below is lost at a power cut unless a
+	# flush reached the SSD. Each holds the block written above.
+	python3 -S - "$d" "$cache" <<'PY'
+import fcntl, os, struct, sys
+data = open(sys.argv[1], "rb").read()
+fd = os.open(sys.argv[2], os.O_RDWR)
+img = os.pread(fd, 8 << 20, 0)
+for i in range(4):
+    off = img.find(data[i * 4096:(i + 1) * 4096])
+    assert off >= 0 and off % 4096 == 0, f"block {i} not found on the SSD"
+    fcntl.ioctl(fd, 0x1277, struct.pack("QQ", off, 4096))  # BLKDISCARD
+PY
+	d0=$(ssdc_sysstat pr direct_flushes) f0=$(ssdc_stat pr flushes) o0=$(disk_flushes pr_o)
+	c0=$(disk_flushes pr_c)
+	head -c 16384 /dev/urandom >"$d"
+	dd if="$d" of="$dm" bs=4k count=4 seek=700 oflag=direct conv=fsync status=none
+	# The SSD's power cut at once, before the periodic commit (a second
+	# away) flushes it: only the fsync's flush has put the rewrite on its
+	# media.
+	c1=$(disk_flushes pr_c)
+	nullb_power_off pr_c
+	o1=$(disk_flushes pr_o)
+	nullb_power_off pr_o
+	d1=$(ssdc_sysstat pr direct_flushes) f1=$(ssdc_stat pr flushes)
+	dmsetup remove --retry pr
+	nullb_power_on pr_o
+	nullb_power_on pr_c
+	dm=$(ssdc_create pr "$origin" "$cache" writeback)
+	assert_eq 4 "$(ssdc_stat pr dirty)" "dirty blocks after the power cut"
+	assert_eq "$(md5sum <"$d")" \
+		"$(dd if="$dm" bs=4k skip=700 count=4 iflag=direct status=none | md5sum)" \
+		"the rewrite fsynced last"
+	assert_eq $((d0 + 1)) "$d1" "flushes sent to the SSD alone"
+	assert_eq "$f0" "$f1" "flushes through a commit"
+	[ "$c1" -gt "$c0" ] || fail "no flush reached the SSD"
+	assert_eq "$o0" "$o1" "origin flushes"
+}
+
 @test "persist: write-through writes to cached blocks do not flush the origin each" {
 	require_guest
 	origin=$(nullb_create ow_o 32 fast 4)
