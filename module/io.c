@@ -1658,10 +1658,13 @@ int ssdc_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		write_end(sc, pb, !*error);
 		break;
 	case SSDC_BIO_SSD_FLUSH:
-		/* The next commit's flush fails the cache if this one did. */
+		/*
+		 * The caller sees the error. The next commit that syncs
+		 * flushes the SSD again, and fails the cache if that fails.
+		 */
 		if (*error) {
 			ssdc_count_error(sc, true, true);
-			ssdc_meta_kick(sc, 0);
+			ssdc_meta_unsynced(sc);
 		}
 		break;
 	default:
