@@ -1059,6 +1059,7 @@ static int map_bypass_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio
  */
 static bool flush_without_commit(struct ssdcache *sc)
 {
+	/* Reads after those of the completions this flush follows. */
 	smp_mb();
 	return !READ_ONCE(sc->failed) && !READ_ONCE(sc->degraded) &&
 	       atomic64_read(&sc->change_gen) == READ_ONCE(sc->durable_gen) &&

@@ -688,6 +688,7 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 	 * keeps it for a later one.
 	 */
 	gen = atomic64_read(&sc->change_gen);
+	/* gen before the set marks: pairs with mark_pages(). */
 	smp_mb();
 	spin_lock_irq(&sc->defer_lock);
 	writes = sc->deferred;
