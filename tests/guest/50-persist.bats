@@ -186,16 +186,21 @@ disk_flushes() { awk '{print $16}' "/sys/block/$1/stat"; }
 	# volatile cache: the four cache blocks are discarded on the SSD
 	# itself, so that the rewrite below is lost at a power cut unless a
 	# flush reached the SSD. Each holds the block written above.
-	python3 -S - "$d" "$cache" <<'PY'
-import fcntl, os, struct, sys
+	offs=$(python3 -S - "$d" "$cache" <<'PY'
+import os, sys
 data = open(sys.argv[1], "rb").read()
-fd = os.open(sys.argv[2], os.O_RDWR)
-img = os.pread(fd, 8 << 20, 0)
+fd = os.open(sys.argv[2], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # the media, no stale page
+img = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
 for i in range(4):
     off = img.find(data[i * 4096:(i + 1) * 4096])
     assert off >= 0 and off % 4096 == 0, f"block {i} not found on the SSD"
-    fcntl.ioctl(fd, 0x1277, struct.pack("QQ", off, 4096))  # BLKDISCARD
+    print(off)
 PY
+) || fail "the cache blocks were not found on the SSD"
+	for o in $offs; do
+		blkdiscard -f -o "$o" -l 4096 "$cache"
+	done
 	d0=$(ssdc_sysstat pr direct_flushes) f0=$(ssdc_stat pr flushes) o0=$(disk_flushes pr_o)
 	c0=$(disk_flushes pr_c)
 	head -c 16384 /dev/urandom >"$d"
