@@ -16,7 +16,9 @@ setup() {
 
 # log_devices P [OPT...]: a write-back cache P (table options OPT) whose
 # origin and SSD are two slices of one dm-log-writes device P_lw logging
-# to $logdev; sets dm, logdev, osect and csect.
+# to $logdev; sets dm, logdev, osect and csect. FILL=1: every sector of
+# the origin is first written with a stamp (crashcheck gen --fill, into
+# the state file), so that no block of it reads as zeros.
 log_devices() {
 	local p=$1 data lw o c
 	shift
@@ -26,6 +28,10 @@ log_devices() {
 	lw=$(dm_logwrites_create "${p}_lw" "$data" "$logdev")
 	o=$(dm_linear_create "${p}_o" "$lw" 0 $osect)
 	c=$(dm_linear_create "${p}_c" "$lw" $osect $csect)
+	if [ "${FILL:-0}" = 1 ]; then
+		python3 -S "$CC" gen "$o" "$BATS_TEST_TMPDIR/state" 0 0 --fill --marker "${p}_lw" ||
+			fail "the origin's fill failed"
+	fi
 	dm=$(ssdc_create "$p" "$o" "$c" writeback format origin_id crashcheck "$@")
 }
 
@@ -45,24 +51,41 @@ replay_devices() {
 # search (each crash point costs about 2 s under TCG).
 CRASH_OPS=${SSDCACHE_CRASH_OPS:-60}
 FSCRASH_ROUNDS=${SSDCACHE_FSCRASH_ROUNDS:-5}
+# Partial crash states per flush, at most: part of the writes a flush
+# made durable kept (the last alone, all but the last, then random
+# parts): a power cut can leave any subset of them.
+CRASH_PARTIAL=${SSDCACHE_CRASH_PARTIAL:-3}
+
+# partial_count TOOL: the partial crash states a sweep's output reports;
+# fails when none was checked (every flush covered one write or none).
+partial_count() {
+	local n
+	n=$(echo "$output" | sed -n "s/^$1: \([0-9]*\) partial crash states checked\$/\1/p")
+	[ "$CRASH_PARTIAL" -eq 0 ] || [ "${n:-0}" -gt 0 ] || fail "no partial crash state checked"
+	echo "${n:-0}"
+}
 
 # crash_sweep SEED THEN [OPT...]: CRASH_OPS operations, then THEN (a
 # message to the cache, or "none"), waiting until nothing is dirty; then
-# every crash point of all that. PREFILL=1: the whole device is read
-# first, so that writes land on clean copies; EVERY=K: the origin is also
-# checked alone, after a full writeback, at every K-th point (10).
+# every crash point of all that. PREFILL=1: the origin is written whole
+# (FILL=1 of log_devices) and read whole through the cache, so that
+# writes land on clean copies of data that is not zeros (a block lost
+# from the cache, or read from another's slot, then shows); EVERY=K: the
+# origin is also checked alone, after a full writeback, at every K-th
+# point (10).
 crash_sweep() {
-	local ops=$CRASH_OPS seed=$1 then=$2 h0
+	local ops=$CRASH_OPS seed=$1 then=$2 h0 more=()
 	shift 2
-	log_devices cs "$@"
+	FILL=${PREFILL:-0} log_devices cs "$@"
 	dm_logwrites_mark cs_lw formatted
 	if [ "${PREFILL:-0}" = 1 ]; then
 		read_all "$dm"
 		ssdc_quiesce cs
 		[ "$(ssdc_used cs)" -gt 0 ] || fail "the reads cached nothing"
 		h0=$(ssdc_stat cs write_hits)
+		more=(--append)
 	fi
-	python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw
+	python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw "${more[@]}"
 	if [ "${PREFILL:-0}" = 1 ]; then
 		# With nothing dirty before, a first write that hits met a clean copy.
 		[ "$(ssdc_stat cs write_hits)" -gt "$h0" ] || fail "no write met a clean copy"
@@ -74,13 +97,14 @@ crash_sweep() {
 	replay_devices cs
 	loadlog=$(nullb_create cs_ll 64 fast)
 	run python3 -S "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
-		$osect $csect --every "${EVERY:-10}" --load-log "$loadlog"
+		$osect $csect --every "${EVERY:-10}" --load-log "$loadlog" --partial "$CRASH_PARTIAL"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^crashcheck: \([0-9]*\) crash points checked$/\1/p')
 	# 60 operations gave 50 to 63 points, 40 gave 37 to 41.
 	[ "${n:-0}" -ge $((ops * 2 / 3)) ] || fail "only ${n:-0} crash points"
-	echo "# $n crash points checked" >&3
+	part=$(partial_count crashcheck)
+	echo "# $n crash points checked, and $part partial crash states" >&3
 	echo "$output" | grep 'during recovery checked' | sed 's/^crashcheck: /# /' >&3
 }
 
@@ -155,11 +179,12 @@ power_cut_wb() {
 	umount "$mnt"
 	replay_devices fs
 	run python3 -S "$FC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
-		$osect $csect "$mnt"
+		$osect $csect "$mnt" --partial "$CRASH_PARTIAL"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^fscrash: \([0-9]*\) crash points checked$/\1/p')
 	# 85 and 86 points seen in 5 rounds, 60 in 3.
 	[ "${n:-0}" -ge $((FSCRASH_ROUNDS * 10)) ] || fail "only ${n:-0} crash points"
-	echo "# $n crash points checked (ext4, e2fsck at each)" >&3
+	part=$(partial_count fscrash)
+	echo "# $n crash points checked, and $part partial crash states (ext4, e2fsck at each)" >&3
 }

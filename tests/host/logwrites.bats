@@ -50,6 +50,64 @@ PY
 	[ "$(dd if="$dev" bs=512 skip=0 count=1 status=none | tr -d C | wc -c)" -eq 0 ]
 }
 
+# make_log2 FILE: write(1 at 0) + write(1 at 1)|FUA + write(2 at 2) +
+# mark "m" + discard(1 at 0) + flush + write(1 at 3) + flush.
+make_log2() {
+	python3 - "$1" <<'PY'
+import struct, sys
+ss = 512
+def blk(b): return b + bytes(ss - len(b))
+ent = lambda s, n, f, d=0: struct.pack("<QQQQ", s, n, f, d)
+out = [blk(struct.pack("<QQQI", 0x6A736677736872, 1, 8, ss))]
+out += [blk(ent(0, 1, 0)), b"A" * ss]
+out += [blk(ent(1, 1, 2)), b"B" * ss]
+out += [blk(ent(2, 2, 0)), b"C" * ss, b"D" * ss]
+out += [blk(ent(0, 0, 8, 1) + b"m")]
+out += [blk(ent(0, 1, 4))]
+out += [blk(ent(0, 0, 1))]
+out += [blk(ent(3, 1, 0)), b"E" * ss]
+out += [blk(ent(0, 0, 1))]
+open(sys.argv[1], "wb").write(b"".join(out))
+PY
+}
+
+@test "logwrites: a flush's unflushed writes stop at the FUA or FLUSH entry before them" {
+	make_log2 "$BATS_TEST_TMPDIR/log"
+	run python3 "$LW" unflushed "$BATS_TEST_TMPDIR/log" 5
+	[ "$status" -eq 0 ]
+	[ "$output" = "2 4" ]
+	run python3 "$LW" unflushed "$BATS_TEST_TMPDIR/log" 7
+	[ "$output" = "6" ]
+	run python3 "$LW" unflushed "$BATS_TEST_TMPDIR/log" 1
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"entry 1 is not a FLUSH entry"* ]]
+}
+
+@test "logwrites: partial subsets: the last write alone, all but it, then random ones, never none or all" {
+	run python3 - "$BATS_TEST_DIRNAME/../lib" <<'PY'
+import random, sys
+sys.path.insert(0, sys.argv[1])
+import logwrites
+class E:
+    def __init__(self, i): self.index = i
+rng = random.Random(1)
+w = [E(i) for i in (3, 5, 8, 9)]
+ix = lambda subsets: [[e.index for e in k] for k in subsets]
+assert logwrites.partial_subsets([], 3, rng) == []
+assert logwrites.partial_subsets(w[:1], 3, rng) == []
+assert ix(logwrites.partial_subsets(w[:2], 5, rng)) == [[5], [3]]
+assert ix(logwrites.partial_subsets(w, 1, rng)) == [[9]]
+for _ in range(50):
+    got = ix(logwrites.partial_subsets(w, 14, rng))
+    assert got[:2] == [[9], [3, 5, 8]], got
+    assert len(got) == 14 and len({tuple(k) for k in got}) == 14, got
+    assert all(0 < len(k) < 4 and k == sorted(k) for k in got), got
+print("ok")
+PY
+	[ "$status" -eq 0 ]
+	[ "$output" = "ok" ]
+}
+
 @test "logwrites: a damaged log is refused with a reason" {
 	head -c 4096 /dev/zero >"$BATS_TEST_TMPDIR/bad"
 	run python3 "$LW" list "$BATS_TEST_TMPDIR/bad"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Crash-consistency workload and checker for a block device.
 
-    crashcheck.py gen DEV STATE OPS SEED [--marker NAME]
+    crashcheck.py gen DEV STATE OPS SEED [--marker NAME] [--fill] [--append]
         OPS single-threaded O_DIRECT writes of 1..64 sectors; every sector
         written carries a stamp (its own number, the write's generation,
         a crc). Every few writes an fsync, sometimes an O_DSYNC write;
@@ -10,7 +10,10 @@
         a dm-log-writes device) records a durability point.
         STATE keeps every write (logged before it is issued) and every
         mark, line by line as the run goes, so a run cut short by a power
-        cut leaves a usable STATE.
+        cut leaves a usable STATE. --fill first writes every sector of
+        DEV (the final fsync and mark make it durable); --append goes on
+        from STATE (another device of the same size may hold the same
+        sectors: the origin, then the cache over it).
 
     crashcheck.py check DEV STATE [--mark M|last]
         Reads DEV whole and checks every sector of it:
@@ -31,7 +34,12 @@
         origin alone reads the same (point 3). With --load-log DEV, at two
         crash states the writes of recovery itself are logged on DEV and
         the cache is loaded again after every prefix of them (a crash
-        during recovery). Prints the number of crash points checked.
+        during recovery). With --partial N, before every FLUSH entry that
+        made two or more writes durable, up to N crash states that keep
+        part of those writes (neither none nor all: the last alone, all
+        but the last, then random parts) are checked too: a power cut can
+        leave any subset of unflushed writes on the media.
+        Prints the numbers of crash points and partial states checked.
 
 Exit status 1 on the first violation, with what and where.
 """
@@ -80,6 +88,22 @@ def dev_size(path):
         os.close(fd)
 
 
+def state_tail(path, nsect):
+    """The last generation and the number of marks of the STATE file at
+    PATH, which must be of a device of NSECT sectors."""
+    last = marks = 0
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w[:1] == ["S"] and int(w[1]) != nsect:
+                raise ValueError(f"{path} is of a device of {w[1]} sectors, not {nsect}")
+            if w[:1] == ["W"]:
+                last = max(last, int(w[1]))
+            elif w[:1] == ["M"]:
+                marks += 1
+    return last, marks
+
+
 def gen(a):
     rng = random.Random(a.seed)
     fd = os.open(a.dev, os.O_RDWR | os.O_DIRECT)
@@ -87,9 +111,13 @@ def gen(a):
     # Most I/O in a hot 2 MiB so that blocks are rewritten, some anywhere.
     hot = min(nsect, 4096)
     buf = mmap.mmap(-1, 64 * SECTOR)
-    st = open(a.state, "w")
-    st.write(f"S {nsect}\n")
-    nmark = 0
+    if a.append:
+        g0, nmark = state_tail(a.state, nsect)
+        st = open(a.state, "a")
+    else:
+        g0 = nmark = 0
+        st = open(a.state, "w")
+        st.write(f"S {nsect}\n")
 
     def mark():
         nonlocal nmark
@@ -100,7 +128,18 @@ def gen(a):
         st.write(f"M {name}\n")
         st.flush()
 
-    for g in range(1, a.ops + 1):
+    if a.fill:
+        # Every sector stamped, 64 at a time: a block that reads back as
+        # another's data or as zeros is then seen.
+        for g, start in enumerate(range(0, nsect, 64), g0 + 1):
+            n = min(64, nsect - start)
+            for i in range(n):
+                buf[i * SECTOR:(i + 1) * SECTOR] = stamp(start + i, g)
+            st.write(f"W {g} {start} {n}\n")
+            if os.pwritev(fd, [memoryview(buf)[:n * SECTOR]], start * SECTOR) != n * SECTOR:
+                raise OSError(f"short write at sector {start}")
+            g0 = g
+    for g in range(g0 + 1, g0 + a.ops + 1):
         n = rng.choice([8, 8, 8, 16, 32, 64, 1, 3])
         span = hot if rng.random() < 0.8 else nsect
         if n % 8 == 0:
@@ -123,7 +162,7 @@ def gen(a):
     mark()
     os.close(fd)
     st.close()
-    print(f"crashcheck: {a.ops} writes, {nmark} durability marks")
+    print(f"crashcheck: {g0 + a.ops} writes, {nmark} durability marks")
     return 0
 
 
@@ -343,22 +382,36 @@ def sweep(a, points=None):
         udevd_start(cmdlines)
 
 
-def load_at(name, a, base, model, mark, prefix=None):
-    """Loads the cache on a snapshot of BASE (after applying PREFIX, a
-    (log file, sectorsize, entries, last) of writes to replay onto the
-    snapshot first) and checks it; returns None or what is wrong."""
+def load_at(name, a, base, check, writes=None):
+    """Loads the cache on a snapshot of BASE (after writing WRITES, a
+    (log file, sectorsize, [entry]), onto the snapshot) and runs
+    CHECK(cache node) on it; returns None or what is wrong."""
     try:
         snap, o, c = crash_stack(name, a, base)
-        if prefix:
-            f, ss, entries, last = prefix
-            logwrites.replay(f, ss, entries, snap, 0, last)
+        if writes:
+            logwrites.apply(*writes[:2], writes[2], snap)
         try:
             dev = load_cache(name, a, o, c)
         except DMError as e:
             return f"the cache does not load: {e}"
-        return verify(read_image(dev, model.nsect), model, mark)
+        return check(dev)
     finally:
         dm_remove(*stack_names(name))
+
+
+def check_partial(name, a, logf, ss, entries, p, check):
+    """Crash states just before FLUSH entry P: a.replay (the state of the
+    crash point before it) with a.partial random parts of the writes P
+    made durable. Returns (states checked, None or what is wrong)."""
+    writes = logwrites.unflushed(entries, p)
+    subsets = logwrites.partial_subsets(writes, a.partial, random.Random(p))
+    for n, keep in enumerate(subsets):
+        bad = load_at(name, a, a.replay, check, (logf, ss, keep))
+        if bad:
+            lost = " ".join(str(e.index) for e in writes if e not in keep)
+            return n, (f"before entry {p}, with the unflushed writes {lost} lost "
+                       f"(and {len(keep)} kept): {bad}")
+    return len(subsets), None
 
 
 def load_crash(a, model, mark):
@@ -381,8 +434,9 @@ def load_crash(a, model, mark):
         ss, entries = logwrites.read_log(f)
         writes = [e.index for e in entries if e.nr_sectors and not e.flags & logwrites.MARK]
         for last in [None] + writes:
-            bad = load_at("lc", a, a.replay, model, mark,
-                          None if last is None else (f, ss, entries, last))
+            bad = load_at("lc", a, a.replay,
+                          lambda dev: verify(read_image(dev, model.nsect), model, mark),
+                          None if last is None else (f, ss, entries[:last + 1]))
             if bad:
                 print(f"crashcheck: crash during recovery, after {last} of its writes: {bad}",
                       file=sys.stderr)
@@ -398,14 +452,22 @@ def sweep_points(a):
         start = logwrites.find_mark(entries, "formatted")
         points = [p for p in logwrites.crash_points(entries) if p > start]
         marks = [(e.index, e.mark) for e in entries if e.flags & logwrites.MARK]
-        done = 0
+        done = partial = 0
         replayed = -1
         load_points = {len(points) // 2, len(points) - 1} if a.load_log else set()
         for k, p in enumerate(points):
-            logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
-            replayed = p
             last = [m for i, m in marks if i < p and m in model.marks]
             mark = last[-1] if last else None
+            if a.partial and entries[p].flags & logwrites.FLUSH and replayed >= start:
+                n, bad = check_partial(
+                    "cc", a, logf, sectorsize, entries, p,
+                    lambda dev: verify(read_image(dev, model.nsect), model, mark))
+                partial += n
+                if bad:
+                    print(f"crashcheck: crash {bad} (last mark {mark})", file=sys.stderr)
+                    return 1
+            logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
+            replayed = p
             try:
                 _, o, c = crash_stack("cc", a, a.replay)
                 try:
@@ -446,6 +508,7 @@ def sweep_points(a):
                     return 1
                 print(f"crashcheck: crash state {p}: {n} crash points during recovery checked")
     print(f"crashcheck: {done} crash points checked")
+    print(f"crashcheck: {partial} partial crash states checked")
     return 0
 
 
@@ -456,6 +519,8 @@ def add_sweep_args(parser):
         parser.add_argument(n)
     parser.add_argument("osect", type=int)
     parser.add_argument("csect", type=int)
+    parser.add_argument("--partial", type=int, default=0,
+                        help="crash states with part of a flush's writes, per flush")
 
 
 def main(argv):
@@ -467,6 +532,10 @@ def main(argv):
     g.add_argument("ops", type=int)
     g.add_argument("seed", type=int)
     g.add_argument("--marker")
+    g.add_argument("--fill", action="store_true",
+                   help="first write every sector of DEV once")
+    g.add_argument("--append", action="store_true",
+                   help="go on from the writes and marks STATE holds")
     c = sub.add_parser("check")
     c.add_argument("dev")
     c.add_argument("state")

@@ -10,14 +10,17 @@
         the point in the dm-log-writes log, and STATE says what it made
         durable (written before the mark, line by line).
 
-    fscrash.py sweep LOG STATE REPLAY COW OSECT CSECT MNT
+    fscrash.py sweep LOG STATE REPLAY COW OSECT CSECT MNT [--partial N]
         For every FLUSH/FUA entry of LOG after the mark "formatted":
         replays the log up to it onto REPLAY, loads ssdcache on a snapshot
         of it (as crashcheck.py sweep does), mounts the ext4 filesystem
         (its journal is replayed), checks that every file and log record
         durable at the last mark before the entry reads back exactly,
-        unmounts, and runs e2fsck -fn, which must find nothing. Prints the
-        number of crash points checked.
+        unmounts, and runs e2fsck -fn, which must find nothing. With
+        --partial N, up to N states before each FLUSH entry keep only
+        part of the writes it made durable (as crashcheck.py sweep
+        --partial). Prints the numbers of crash points and partial
+        states checked.
 
 Exit status 1 on the first violation, with what and where.
 """
@@ -145,7 +148,7 @@ def check_point(a, mark, dev):
 
 
 def sweep_points(a):
-    done = 0
+    done = partial = 0
     with open(a.log, "rb") as logf:
         sectorsize, entries = logwrites.read_log(logf)
         start = logwrites.find_mark(entries, "formatted")
@@ -153,10 +156,17 @@ def sweep_points(a):
         marks = [(e.index, e.mark) for e in entries if e.flags & logwrites.MARK]
         replayed = -1
         for p in points:
-            logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
-            replayed = p
             last = [m for i, m in marks if i < p and m[:1] == "d" and m[1:].isdigit()]
             mark = last[-1] if last else None
+            if a.partial and entries[p].flags & logwrites.FLUSH and replayed >= start:
+                n, bad = crashcheck.check_partial("fc", a, logf, sectorsize, entries, p,
+                                                  lambda dev: check_point(a, mark, dev))
+                partial += n
+                if bad:
+                    print(f"fscrash: crash {bad} (last mark {mark})", file=sys.stderr)
+                    return 1
+            logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
+            replayed = p
             try:
                 _, o, c = crashcheck.crash_stack("fc", a, a.replay)
                 try:
@@ -173,6 +183,7 @@ def sweep_points(a):
             finally:
                 crashcheck.dm_remove(*crashcheck.stack_names("fc"))
     print(f"fscrash: {done} crash points checked")
+    print(f"fscrash: {partial} partial crash states checked")
     return 0
 
 

@@ -8,11 +8,19 @@ drivers/md/dm-log-writes.c, version 1).
     logwrites.py replay LOG DEV --to N    apply entries [--from M, default 0]
                                           .. N inclusive to DEV
     logwrites.py replay LOG DEV --to-mark NAME
+    logwrites.py unflushed LOG N          entry numbers of the writes that
+                                          FLUSH entry N made durable
 
 Entries are numbered from 0 in log order. Replaying entry N writes its
 data (a discard writes zeros) at its sector of DEV. Replaying a prefix of
 the log onto a copy of the device's initial contents gives a state the
 device could have had after a crash at that point.
+
+dm-log-writes logs a FUA write when it completes, and a plain write (or
+discard) only when a flush that was issued after it completes: just
+before that FLUSH entry. Until then such a write may or may not be on
+the media, so a crash just before a FLUSH entry can leave any subset of
+its unflushed writes (partial_subsets picks some).
 """
 import argparse
 import os
@@ -83,6 +91,44 @@ def crash_points(entries):
     return [e.index for e in entries if e.flags & (FLUSH | FUA)]
 
 
+def unflushed(entries, p):
+    """The plain writes and discards logged just before FLUSH entry P:
+    those that completed before that flush was issued, durable only once
+    it completes."""
+    if not 0 <= p < len(entries) or not entries[p].flags & FLUSH:
+        raise LogError(f"entry {p} is not a FLUSH entry")
+    out = []
+    for e in reversed(entries[:p]):
+        if e.flags & MARK:
+            continue
+        if e.flags & (FLUSH | FUA):
+            break
+        if e.nr_sectors:
+            out.append(e)
+    return out[::-1]
+
+
+def partial_subsets(writes, n, rng):
+    """Up to N distinct subsets of WRITES (each in log order), none empty
+    or whole (those are crash points already): the last write alone
+    (what completed last, often a commit, without what came before it),
+    all but the last, then random ones, each write kept with probability
+    1/2. None for fewer than two writes; never more than there are."""
+    count = len(writes)
+    if count < 2:
+        return []
+    room = min(n, 2 ** count - 2)
+    out = [writes[-1:], writes[:-1]][:room]
+    seen = {tuple(e.index for e in k) for k in out}
+    while len(out) < room:
+        keep = [e for e in writes if rng.random() < 0.5]
+        key = tuple(e.index for e in keep)
+        if 0 < len(keep) < count and key not in seen:
+            seen.add(key)
+            out.append(keep)
+    return out
+
+
 def find_mark(entries, name):
     for e in entries:
         if e.flags & MARK and e.mark == name:
@@ -91,9 +137,14 @@ def find_mark(entries, name):
 
 
 def replay(f, sectorsize, entries, dev, first, last):
+    apply(f, sectorsize, entries[first:last + 1], dev)
+
+
+def apply(f, sectorsize, chosen, dev):
+    """Writes the entries CHOSEN (a list, in log order) to DEV."""
     fd = os.open(dev, os.O_WRONLY)
     try:
-        for e in entries[first:last + 1]:
+        for e in chosen:
             if e.flags & MARK or e.nr_sectors == 0:
                 continue
             length = e.nr_sectors * sectorsize
@@ -115,6 +166,9 @@ def main(argv):
     sub = p.add_subparsers(dest="cmd", required=True)
     for name in ("list", "points"):
         sub.add_parser(name).add_argument("log")
+    u = sub.add_parser("unflushed")
+    u.add_argument("log")
+    u.add_argument("entry", type=int)
     r = sub.add_parser("replay")
     r.add_argument("log")
     r.add_argument("dev")
@@ -131,6 +185,8 @@ def main(argv):
                     print(e.describe())
             elif a.cmd == "points":
                 print(" ".join(str(i) for i in crash_points(entries)))
+            elif a.cmd == "unflushed":
+                print(" ".join(str(e.index) for e in unflushed(entries, a.entry)))
             else:
                 last = find_mark(entries, a.to_mark) if a.to_mark else a.to
                 if not 0 <= a.first <= last < len(entries):
