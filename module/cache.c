@@ -301,15 +301,23 @@ static void mark_commit_slot(struct ssdcache *sc, u64 slot)
 /*
  * Sets @slot's word to @v, a change of what its map entry should say:
  * the slot is journaled by the next commit and its page written by the
- * next checkpoint. Caller holds the set lock.
+ * next checkpoint. Caller holds the set lock. A change to a dirty entry
+ * (@dirty) is one a flush must make durable: it bumps change_gen, so
+ * that the next flush goes through a commit. The others (clean copies
+ * made, cleaned or evicted) may wait for a later commit: a crash before
+ * it only forgets a clean copy or keeps one whose slot is not reused
+ * until its invalid entry is durable; a write that waits for one (an
+ * origin write over a clean copy) completes only after that commit.
  */
-static void mark_pages(struct ssdcache *sc, u64 slot)
+static void mark_pages(struct ssdcache *sc, u64 slot, bool dirty)
 {
 	mark_commit_slot(sc, slot);
 	ssdc_mark(ssdc_slot_page(slot), sc->ckpt_pages);
-	/* The set's mark before the count: pairs with run_commit() (meta.c). */
-	smp_mb__before_atomic();
-	atomic64_inc(&sc->change_gen);
+	if (dirty) {
+		/* The set's mark before the count: pairs with run_commit() (meta.c). */
+		smp_mb__before_atomic();
+		atomic64_inc(&sc->change_gen);
+	}
 	/*
 	 * Enough records wait for a commit: do not let it grow until the
 	 * timer. A slot CHANGED already is a record counted already.
@@ -321,7 +329,7 @@ static void mark_pages(struct ssdcache *sc, u64 slot)
 
 void ssdc_slot_update(struct ssdcache *sc, u64 slot, u64 v)
 {
-	mark_pages(sc, slot);
+	mark_pages(sc, slot, v & SSDC_SF_DIRTY);
 	ssdc_slot_write(sc, slot, v | SSDC_SF_CHANGED);
 }
 
@@ -378,7 +386,7 @@ bool ssdc_invalidate_locked(struct ssdcache *sc, u32 set, u64 slot)
 static void update_unsynced(struct ssdcache *sc, u64 slot, u64 v, bool record)
 {
 	if (record) {
-		mark_pages(sc, slot);
+		mark_pages(sc, slot, v & SSDC_SF_DIRTY);
 		v |= SSDC_SF_CHANGED;
 	} else {
 		mark_commit_slot(sc, slot);

@@ -1049,13 +1049,15 @@ static int map_bypass_read(struct ssdcache *sc, struct bio *bio, struct ssdc_bio
 }
 
 /*
- * Is every change of the map that a write completed so far made durable
- * by a commit, and no origin write done since the origin's last flush?
- * Then an empty flush has only the SSD's own data to make durable, and
- * goes to the SSD without a commit: so does a database's fsync after it
- * rewrote a dirty log block in place (no entry changes). A write counts
- * its slot changes (change_gen) before it completes, and the flush that
- * must cover it is mapped after that.
+ * Is every change of a dirty entry that a write completed so far made
+ * durable by a commit, and no origin write done since the origin's last
+ * flush? Then an empty flush has only the SSD's own data to make
+ * durable, and goes to the SSD without a commit: so does a database's
+ * fsync after it rewrote a dirty log block in place (no entry changes),
+ * or after reads made clean copies (their entries may wait: see
+ * mark_pages() in cache.c). A write counts its changes of dirty entries
+ * (change_gen) before it completes, and the flush that must cover it is
+ * mapped after that.
  */
 static bool flush_without_commit(struct ssdcache *sc)
 {

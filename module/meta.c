@@ -25,8 +25,10 @@
  *    so no prefix of the journal maps an origin block twice.
  *
  * Flushes and FUA writes wait in sc->waiters and complete after the next
- * commit; deferred writes go from there to sc->released, which
- * issue_fn() submits. Commits run on the instance's ordered workqueue: at
+ * commit (an empty flush goes to the SSD alone when no change of a dirty
+ * entry waits: see durable_gen); deferred writes go from there to
+ * sc->released, which issue_fn() submits. Commits run on the instance's
+ * ordered workqueue: at
  * once when a flush or FUA write waits or SSDC_COMMIT_RECORDS changes
  * wait, when a write is deferred while at most SSDC_RELEASED_LOW released
  * ones are left to submit, soon after evictions, and every
@@ -380,7 +382,7 @@ struct ssdc_jbatch {
 	unsigned int blk;	/* full blocks */
 	unsigned int nrec;	/* records in block blk */
 	unsigned long flushed;	/* the epoch this commit flushed, or ULONG_MAX */
-	bool kept;		/* some slot waits for a later commit */
+	bool kept_dirty;	/* a dirty slot's record waits for a later commit */
 };
 
 static unsigned int batch_room(struct ssdc_jbatch *jb)
@@ -476,6 +478,8 @@ static bool gather_set(struct ssdcache *sc, struct ssdc_jbatch *jb, u32 set)
 			continue;
 		if (!valid_writable(v, jb->flushed)) {
 			keep |= m & -m;
+			if (record && (v & SSDC_SF_DIRTY))
+				jb->kept_dirty = true;
 			continue;
 		}
 		v &= ~(SSDC_SF_CHANGED | SSDC_SF_UNSYNCED | SSDC_SF_NEW | SSDC_SF_PARITY);
@@ -517,10 +521,8 @@ static int journal_changes(struct ssdcache *sc, struct ssdc_jbatch *jb)
 			if (r)
 				return r;
 		}
-		if (gather_set(sc, jb, set)) {
+		if (gather_set(sc, jb, set))
 			set_bit(set, sc->commit_sets);
-			jb->kept = true;
-		}
 		set++;
 	}
 	return flush_batch(sc, jb);
@@ -731,7 +733,8 @@ static int run_commit(struct ssdcache *sc, bool lazy)
 	r = journal_changes(sc, &jb);
 	if (r)
 		goto fail;
-	if (!jb.kept)
+	/* Every change counted in gen is journaled: see mark_pages(). */
+	if (!jb.kept_dirty)
 		WRITE_ONCE(sc->durable_gen, gen);
 	free_pending(sc);
 	ssdc_count(sc, SSDC_C_COMMITS);

@@ -249,7 +249,7 @@ struct ssdcache {
 	struct work_struct issue_work;	/* issues them */
 	bool valid_pending;		/* UNSYNCED slots: flush both devices */
 	atomic_t changes;		/* slots CHANGED since the last commit */
-	atomic64_t change_gen;		/* bumped by every change to journal */
+	atomic64_t change_gen;		/* bumped by every change to a dirty entry */
 	s64 durable_gen;		/* change_gen a durable commit covered */
 	unsigned long sync_epoch;	/* bumped before each flush */
 	unsigned long last_sync;	/* jiffies of the last such flush */

@@ -465,6 +465,44 @@ while time.monotonic() < end:
 	assert_eq "$sum" "$(dd if="$dm" bs=4k count=4 skip=5000 iflag=direct status=none | md5sum)" reloaded
 }
 
+# An empty flush of the device, as fsync(2) on it sends.
+dev_fsync() { python3 -S -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$1"; }
+
+@test "writeback: clean copies made by reads do not hold an fsync up; their entries follow" {
+	origin=$(nullb_create rc_o 32 fast)
+	cache=$(nullb_create rc_c 16 fast)
+	dm=$(ssdc_create rc "$origin" "$cache" writeback format writeback_idle_ms 0 dirty_high 100)
+	dd if=/dev/urandom of="$dm" bs=4k count=1 seek=100 oflag=direct conv=fsync status=none
+	ssdc_quiesce rc	# every entry so far durable
+	u0=$(ssdc_used rc) f0=$(ssdc_stat rc flushes) d0=$(ssdc_sysstat rc direct_flushes)
+	# Reads fill clean copies in the background (well within the second
+	# before the periodic commit); the fsync right after them has only
+	# clean entries to wait for, and goes to the SSD alone.
+	dd if="$dm" of=/dev/null bs=4k count=16 skip=3000 iflag=direct status=none
+	dev_fsync "$dm"
+	assert_eq $((d0 + 1)) "$(ssdc_sysstat rc direct_flushes)" "flushes sent to the SSD alone"
+	assert_eq "$f0" "$(ssdc_stat rc flushes)" "flushes through a commit"
+	# Wait until the count of cached blocks holds still.
+	u1=$u0
+	for _ in $(seq 100); do
+		sleep 0.2
+		n=$(ssdc_used rc)
+		[ "$n" -gt "$u0" ] && [ "$n" -eq "$u1" ] && break
+		u1=$n
+	done
+	[ "$u1" -gt "$u0" ] || fail "the reads cached nothing"
+	# A dirty entry changed: the next one goes through a commit.
+	dd if=/dev/urandom of="$dm" bs=4k count=1 seek=6000 oflag=direct status=none
+	dev_fsync "$dm"
+	assert_eq $((f0 + 1)) "$(ssdc_stat rc flushes)" "flushes through a commit after a new block"
+	assert_eq $((d0 + 1)) "$(ssdc_sysstat rc direct_flushes)" "flushes sent to the SSD alone after a new block"
+	# The clean copies' entries were journaled too: a reload keeps them.
+	dm_remove rc
+	dm=$(ssdc_create rc "$origin" "$cache" writeback)
+	assert_eq $((u1 + 1)) "$(ssdc_used rc)" "cached blocks after a reload"
+	assert_eq 2 "$(ssdc_stat rc dirty)" "dirty blocks after a reload"
+}
+
 @test "writeback: a batch started by idleness gives way to the first foreground bio" {
 	origin=$(nullb_create iy_o 32 fast)
 	cache=$(nullb_create iy_c 16 fast)
