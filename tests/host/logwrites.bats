@@ -3,22 +3,30 @@
 
 LW=$BATS_TEST_DIRNAME/../lib/logwrites.py
 
-# make_log FILE: superblock + write(2 sectors at 4) + flush + discard(1 at 4)
-# + write(1 at 0)|FUA + mark "m", sector size 512.
-make_log() {
-	python3 - "$1" <<'PY'
+# write_log FILE NR ENTRIES: a log of NR entries, sector size 512;
+# ENTRIES is Python that appends them to out, with blk() (pads to a
+# sector) and ent(sector, nr, flags, data_len).
+write_log() {
+	python3 - "$1" "$2" "$3" <<'PY'
 import struct, sys
 ss = 512
 def blk(b): return b + bytes(ss - len(b))
 ent = lambda s, n, f, d=0: struct.pack("<QQQQ", s, n, f, d)
-out = [blk(struct.pack("<QQQI", 0x6A736677736872, 1, 5, ss))]
+out = [blk(struct.pack("<QQQI", 0x6A736677736872, 1, int(sys.argv[2]), ss))]
+exec(sys.argv[3])
+open(sys.argv[1], "wb").write(b"".join(out))
+PY
+}
+
+# make_log FILE: write(2 sectors at 4) + flush + discard(1 at 4)
+# + write(1 at 0)|FUA + mark "m".
+make_log() {
+	write_log "$1" 5 '
 out += [blk(ent(4, 2, 0)), b"A" * ss, b"B" * ss]
 out += [blk(ent(0, 0, 1))]
 out += [blk(ent(4, 1, 4))]
 out += [blk(ent(0, 1, 2)), b"C" * ss]
-out += [blk(ent(0, 0, 8, 1) + b"m")]
-open(sys.argv[1], "wb").write(b"".join(out))
-PY
+out += [blk(ent(0, 0, 8, 1) + b"m")]'
 }
 
 @test "logwrites: lists entries with their flags and marks" {
@@ -53,12 +61,7 @@ PY
 # make_log2 FILE: write(1 at 0) + write(1 at 1)|FUA + write(2 at 2) +
 # mark "m" + discard(1 at 0) + flush + write(1 at 3) + flush.
 make_log2() {
-	python3 - "$1" <<'PY'
-import struct, sys
-ss = 512
-def blk(b): return b + bytes(ss - len(b))
-ent = lambda s, n, f, d=0: struct.pack("<QQQQ", s, n, f, d)
-out = [blk(struct.pack("<QQQI", 0x6A736677736872, 1, 8, ss))]
+	write_log "$1" 8 '
 out += [blk(ent(0, 1, 0)), b"A" * ss]
 out += [blk(ent(1, 1, 2)), b"B" * ss]
 out += [blk(ent(2, 2, 0)), b"C" * ss, b"D" * ss]
@@ -66,9 +69,7 @@ out += [blk(ent(0, 0, 8, 1) + b"m")]
 out += [blk(ent(0, 1, 4))]
 out += [blk(ent(0, 0, 1))]
 out += [blk(ent(3, 1, 0)), b"E" * ss]
-out += [blk(ent(0, 0, 1))]
-open(sys.argv[1], "wb").write(b"".join(out))
-PY
+out += [blk(ent(0, 0, 1))]'
 }
 
 @test "logwrites: a flush's unflushed writes stop at the FUA or FLUSH entry before them" {

@@ -399,19 +399,33 @@ def load_at(name, a, base, check, writes=None):
         dm_remove(*stack_names(name))
 
 
-def check_partial(name, a, logf, ss, entries, p, check):
-    """Crash states just before FLUSH entry P: a.replay (the state of the
-    crash point before it) with a.partial random parts of the writes P
-    made durable. Returns (states checked, None or what is wrong)."""
-    writes = logwrites.unflushed(entries, p)
-    subsets = logwrites.partial_subsets(writes, a.partial, random.Random(p))
-    for n, keep in enumerate(subsets):
-        bad = load_at(name, a, a.replay, check, (logf, ss, keep))
-        if bad:
-            lost = " ".join(str(e.index) for e in writes if e not in keep)
-            return n, (f"before entry {p}, with the unflushed writes {lost} lost "
-                       f"(and {len(keep)} kept): {bad}")
-    return len(subsets), None
+class PartialStates:
+    """Crash states just before a FLUSH entry P: a.replay (the state of
+    the crash point before it, READY) with up to a.partial parts of the
+    writes P made durable (logwrites.partial_subsets). TOOL names the
+    caller in what it prints; NAME, the crash stack (crash_stack)."""
+
+    def __init__(self, tool, name, a, logf, ss, entries):
+        self.tool, self.name, self.a = tool, name, a
+        self.logf, self.ss, self.entries = logf, ss, entries
+        self.count = 0
+
+    def ok(self, p, ready, mark, check):
+        """Runs CHECK(cache node) on each such state of entry P; prints
+        the first that fails and returns False, else True."""
+        if not (self.a.partial and ready and self.entries[p].flags & logwrites.FLUSH):
+            return True
+        writes = logwrites.unflushed(self.entries, p)
+        for keep in logwrites.partial_subsets(writes, self.a.partial, random.Random(p)):
+            bad = load_at(self.name, self.a, self.a.replay, check, (self.logf, self.ss, keep))
+            if bad:
+                lost = " ".join(str(e.index) for e in writes if e not in keep)
+                print(f"{self.tool}: crash before entry {p}, with the unflushed writes "
+                      f"{lost} lost (and {len(keep)} kept; last mark {mark}): {bad}",
+                      file=sys.stderr)
+                return False
+            self.count += 1
+        return True
 
 
 def load_crash(a, model, mark):
@@ -452,20 +466,16 @@ def sweep_points(a):
         start = logwrites.find_mark(entries, "formatted")
         points = [p for p in logwrites.crash_points(entries) if p > start]
         marks = [(e.index, e.mark) for e in entries if e.flags & logwrites.MARK]
-        done = partial = 0
+        done = 0
+        parts = PartialStates("crashcheck", "cc", a, logf, sectorsize, entries)
         replayed = -1
         load_points = {len(points) // 2, len(points) - 1} if a.load_log else set()
         for k, p in enumerate(points):
             last = [m for i, m in marks if i < p and m in model.marks]
             mark = last[-1] if last else None
-            if a.partial and entries[p].flags & logwrites.FLUSH and replayed >= start:
-                n, bad = check_partial(
-                    "cc", a, logf, sectorsize, entries, p,
-                    lambda dev: verify(read_image(dev, model.nsect), model, mark))
-                partial += n
-                if bad:
-                    print(f"crashcheck: crash {bad} (last mark {mark})", file=sys.stderr)
-                    return 1
+            if not parts.ok(p, replayed >= start, mark,
+                            lambda dev: verify(read_image(dev, model.nsect), model, mark)):
+                return 1
             logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
             replayed = p
             try:
@@ -508,7 +518,7 @@ def sweep_points(a):
                     return 1
                 print(f"crashcheck: crash state {p}: {n} crash points during recovery checked")
     print(f"crashcheck: {done} crash points checked")
-    print(f"crashcheck: {partial} partial crash states checked")
+    print(f"crashcheck: {parts.count} partial crash states checked")
     return 0
 
 

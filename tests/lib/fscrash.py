@@ -148,9 +148,10 @@ def check_point(a, mark, dev):
 
 
 def sweep_points(a):
-    done = partial = 0
+    done = 0
     with open(a.log, "rb") as logf:
         sectorsize, entries = logwrites.read_log(logf)
+        parts = crashcheck.PartialStates("fscrash", "fc", a, logf, sectorsize, entries)
         start = logwrites.find_mark(entries, "formatted")
         points = [p for p in logwrites.crash_points(entries) if p > start]
         marks = [(e.index, e.mark) for e in entries if e.flags & logwrites.MARK]
@@ -158,13 +159,8 @@ def sweep_points(a):
         for p in points:
             last = [m for i, m in marks if i < p and m[:1] == "d" and m[1:].isdigit()]
             mark = last[-1] if last else None
-            if a.partial and entries[p].flags & logwrites.FLUSH and replayed >= start:
-                n, bad = crashcheck.check_partial("fc", a, logf, sectorsize, entries, p,
-                                                  lambda dev: check_point(a, mark, dev))
-                partial += n
-                if bad:
-                    print(f"fscrash: crash {bad} (last mark {mark})", file=sys.stderr)
-                    return 1
+            if not parts.ok(p, replayed >= start, mark, lambda dev: check_point(a, mark, dev)):
+                return 1
             logwrites.replay(logf, sectorsize, entries, a.replay, replayed + 1, p)
             replayed = p
             try:
@@ -183,7 +179,7 @@ def sweep_points(a):
             finally:
                 crashcheck.dm_remove(*crashcheck.stack_names("fc"))
     print(f"fscrash: {done} crash points checked")
-    print(f"fscrash: {partial} partial crash states checked")
+    print(f"fscrash: {parts.count} partial crash states checked")
     return 0
 
 
