@@ -18,7 +18,8 @@ setup() {
 # origin and SSD are two slices of one dm-log-writes device P_lw logging
 # to $logdev; sets dm, logdev, osect and csect. FILL=1: every sector of
 # the origin is first written with a stamp (crashcheck gen --fill, into
-# the state file), so that no block of it reads as zeros.
+# the state file), so that no block of it reads as zeros. The SSD slice
+# is first filled with random bytes.
 log_devices() {
 	local p=$1 data lw o c
 	shift
@@ -32,6 +33,10 @@ log_devices() {
 		python3 -S "$CC" gen "$o" "$BATS_TEST_TMPDIR/state" 0 0 --fill --marker "${p}_lw" ||
 			fail "the origin's fill failed"
 	fi
+	# The SSD holds random bytes, as a reused one would: what the module
+	# did not write there (a journal block's sectors that a torn commit
+	# did not reach) is not zeros.
+	dd if=/dev/urandom of="$c" bs=1M count=$((csect / 2048)) oflag=direct status=none
 	dm=$(ssdc_create "$p" "$o" "$c" writeback format origin_id crashcheck "$@")
 }
 
@@ -55,14 +60,26 @@ FSCRASH_ROUNDS=${SSDCACHE_FSCRASH_ROUNDS:-5}
 # made durable kept (the last alone, all but the last, then random
 # parts): a power cut can leave any subset of them.
 CRASH_PARTIAL=${SSDCACHE_CRASH_PARTIAL:-3}
+# Torn versions of each metadata write (journal commit, superblock), at
+# most: a power cut during it leaves any subset of its sectors written.
+CRASH_TORN=${SSDCACHE_CRASH_TORN:-3}
 
-# partial_count TOOL: the partial crash states a sweep's output reports;
-# fails when none was checked (every flush covered one write or none).
-partial_count() {
+# state_count TOOL WHAT MAX: the number of WHAT ("partial crash states",
+# "torn writes") a sweep's output reports; fails when none was checked
+# though MAX per point were asked for.
+state_count() {
 	local n
-	n=$(echo "$output" | sed -n "s/^$1: \([0-9]*\) partial crash states checked\$/\1/p")
-	[ "$CRASH_PARTIAL" -eq 0 ] || [ "${n:-0}" -gt 0 ] || fail "no partial crash state checked"
+	n=$(echo "$output" | sed -n "s/^$1: \([0-9]*\) $2 checked\$/\1/p")
+	[ "$3" -eq 0 ] || [ "${n:-0}" -gt 0 ] || fail "no $2 checked"
 	echo "${n:-0}"
+}
+
+# sweep_counts TOOL: the partial states and torn writes a sweep checked.
+sweep_counts() {
+	local part torn
+	part=$(state_count "$1" "partial crash states" "$CRASH_PARTIAL") || return 1
+	torn=$(state_count "$1" "torn writes" "$CRASH_TORN") || return 1
+	echo "$part partial crash states and $torn torn writes"
 }
 
 # crash_sweep SEED THEN [OPT...]: CRASH_OPS operations, then THEN (a
@@ -72,18 +89,29 @@ partial_count() {
 # writes land on clean copies of data that is not zeros (a block lost
 # from the cache, or read from another's slot, then shows); EVERY=K: the
 # origin is also checked alone, after a full writeback, at every K-th
-# point (10).
+# point (10); WRAP=N: N one-block O_DSYNC writes before the sweep's
+# first point, N commits that wrap the journal, so that a torn commit
+# leaves old commits' records, not zeros, in the sectors it lost.
 crash_sweep() {
 	local ops=$CRASH_OPS seed=$1 then=$2 h0 more=()
 	shift 2
 	FILL=${PREFILL:-0} log_devices cs "$@"
+	if [ "${PREFILL:-0}" = 1 ]; then
+		more=(--append)
+	fi
+	if [ "${WRAP:-0}" -gt 0 ]; then
+		python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" 0 "$seed" --dsync "$WRAP" \
+			--marker cs_lw "${more[@]}"
+		more=(--append)
+		# The smallest journal, this cache's, holds 256 blocks.
+		[ "$(ssdc_stat cs journal_blocks)" -gt 256 ] || fail "the journal did not wrap"
+	fi
 	dm_logwrites_mark cs_lw formatted
 	if [ "${PREFILL:-0}" = 1 ]; then
 		read_all "$dm"
 		ssdc_quiesce cs
 		[ "$(ssdc_used cs)" -gt 0 ] || fail "the reads cached nothing"
 		h0=$(ssdc_stat cs write_hits)
-		more=(--append)
 	fi
 	python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" "$ops" "$seed" --marker cs_lw "${more[@]}"
 	if [ "${PREFILL:-0}" = 1 ]; then
@@ -97,19 +125,20 @@ crash_sweep() {
 	replay_devices cs
 	loadlog=$(nullb_create cs_ll 64 fast)
 	run python3 -S "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
-		$osect $csect --every "${EVERY:-10}" --load-log "$loadlog" --partial "$CRASH_PARTIAL"
+		$osect $csect --every "${EVERY:-10}" --load-log "$loadlog" \
+		--partial "$CRASH_PARTIAL" --torn "$CRASH_TORN"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^crashcheck: \([0-9]*\) crash points checked$/\1/p')
 	# 60 operations gave 50 to 63 points, 40 gave 37 to 41.
 	[ "${n:-0}" -ge $((ops * 2 / 3)) ] || fail "only ${n:-0} crash points"
-	part=$(partial_count crashcheck)
-	echo "# $n crash points checked, and $part partial crash states" >&3
+	counts=$(sweep_counts crashcheck)
+	echo "# $n crash points checked, $counts" >&3
 	echo "$output" | grep 'during recovery checked' | sed 's/^crashcheck: /# /' >&3
 }
 
-@test "crash: every flush point of a write-back workload, then a switch to writethrough" {
-	crash_sweep 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
+@test "crash: every flush point of a write-back workload over a wrapped journal, then a switch to writethrough" {
+	WRAP=300 crash_sweep 1 "mode writethrough" writeback_idle_ms 0 dirty_high 100
 }
 
 @test "crash: every flush point with the cleaner and evictions running, then a full flush" {
@@ -179,12 +208,12 @@ power_cut_wb() {
 	umount "$mnt"
 	replay_devices fs
 	run python3 -S "$FC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
-		$osect $csect "$mnt" --partial "$CRASH_PARTIAL"
+		$osect $csect "$mnt" --partial "$CRASH_PARTIAL" --torn "$CRASH_TORN"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^fscrash: \([0-9]*\) crash points checked$/\1/p')
 	# 85 and 86 points seen in 5 rounds, 60 in 3.
 	[ "${n:-0}" -ge $((FSCRASH_ROUNDS * 10)) ] || fail "only ${n:-0} crash points"
-	part=$(partial_count fscrash)
-	echo "# $n crash points checked, and $part partial crash states (ext4, e2fsck at each)" >&3
+	counts=$(sweep_counts fscrash)
+	echo "# $n crash points checked, $counts (ext4, e2fsck at each)" >&3
 }

@@ -76,7 +76,7 @@ teardown() {
 	echo "$output"
 	[ "$output" = "crashcheck: 2 writes, 1 durability marks" ]
 	run python3 "$CC_DIR/crashcheck.py" gen "$d/dev" "$st" 10 5 --append
-	[ "$output" = "crashcheck: 12 writes, $(($(grep -c '^M ' "$st"))) durability marks" ]
+	[ "$output" = "crashcheck: 12 writes, $(grep -c '^M ' "$st") durability marks" ]
 	[ "$(grep -c '^S ' "$st")" -eq 1 ]
 	[ "$(awk '$1 == "W" {print $2}' "$st" | sort -n | uniq -d)" = "" ]
 	python3 "$CC_DIR/crashcheck.py" check "$d/dev" "$st" --mark last

@@ -109,6 +109,46 @@ PY
 	[ "$output" = "ok" ]
 }
 
+@test "logwrites: torn parts: the first sector, all but it, the first half, then random ones, never none or all" {
+	write_log "$BATS_TEST_TMPDIR/log" 3 '
+out += [blk(ent(10, 1, 2)), b"A" * ss]
+out += [blk(ent(20, 8, 3)), b"".join(bytes([48 + i]) * ss for i in range(8))]
+out += [blk(ent(30, 4, 4))]'
+	dev=$BATS_TEST_TMPDIR/dev
+	head -c 32768 /dev/zero >"$dev"
+	run python3 - "$BATS_TEST_DIRNAME/../lib" "$BATS_TEST_TMPDIR/log" "$dev" <<'PY'
+import random, sys
+sys.path.insert(0, sys.argv[1])
+import logwrites as lw
+f = open(sys.argv[2], "rb")
+ss, (one, eight, discard) = lw.read_log(f)
+rng = random.Random(1)
+runs = lambda parts: [[(p.sector, p.nr_sectors) for p in k] for k in parts]
+assert lw.torn_parts(one, ss, 3, rng) == []
+assert lw.torn_parts(discard, ss, 3, rng) == []
+assert runs(lw.torn_parts(eight, ss, 3, rng)) == [[(20, 1)], [(21, 7)], [(20, 4)]]
+for _ in range(20):
+    got = lw.torn_parts(eight, ss, 40, rng)
+    assert len(got) == 40 and len({tuple(map(tuple, k)) for k in runs(got)}) == 40
+    for k in got:
+        secs = [s for p in k for s in range(p.sector, p.sector + p.nr_sectors)]
+        assert 0 < len(secs) < 8 and secs == sorted(set(secs)), secs
+        assert all(20 <= s < 28 for s in secs), secs
+# Two sectors: only two torn versions exist (the first half is the first sector).
+two = lw.Entry(9, 40, 2, lw.FUA, 0, "", eight.data_off)
+assert runs(lw.torn_parts(two, ss, 5, rng)) == [[(40, 1)], [(41, 1)]]
+# A piece writes its own sectors' data, nothing else.
+lw.apply(f, ss, lw.torn_parts(eight, ss, 2, rng)[1], sys.argv[3])
+img = open(sys.argv[3], "rb").read()
+assert img[20 * ss:21 * ss] == bytes(ss)
+assert all(img[s * ss:(s + 1) * ss] == bytes([28 + s]) * ss for s in range(21, 28))
+print("ok")
+PY
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "ok" ]
+}
+
 @test "logwrites: a damaged log is refused with a reason" {
 	head -c 4096 /dev/zero >"$BATS_TEST_TMPDIR/bad"
 	run python3 "$LW" list "$BATS_TEST_TMPDIR/bad"

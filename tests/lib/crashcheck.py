@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Crash-consistency workload and checker for a block device.
 
-    crashcheck.py gen DEV STATE OPS SEED [--marker NAME] [--fill] [--append]
+    crashcheck.py gen DEV STATE OPS SEED [--marker NAME] [--fill] [--dsync N] [--append]
         OPS single-threaded O_DIRECT writes of 1..64 sectors; every sector
         written carries a stamp (its own number, the write's generation,
         a crc). Every few writes an fsync, sometimes an O_DSYNC write;
@@ -11,7 +11,10 @@
         STATE keeps every write (logged before it is issued) and every
         mark, line by line as the run goes, so a run cut short by a power
         cut leaves a usable STATE. --fill first writes every sector of
-        DEV (the final fsync and mark make it durable); --append goes on
+        DEV (the final fsync and mark make it durable); --dsync N then
+        writes N distinct blocks of 8 sectors, each with O_DSYNC and a
+        mark (on a write-back cache, N commits: its journal wraps once N
+        passes its size); --append goes on
         from STATE (another device of the same size may hold the same
         sectors: the origin, then the cache over it).
 
@@ -24,6 +27,7 @@
         Prints the md5 of what it read (for stability checks).
 
     crashcheck.py sweep LOG STATE REPLAY COW OSECT CSECT [--every K] [--load-log DEV]
+                        [--partial N] [--torn N]
         For every FLUSH/FUA entry of the dm-log-writes LOG after the mark
         "formatted": replays the log up to it onto REPLAY, puts a
         non-persistent dm-snapshot (COW on COW) over it, loads ssdcache
@@ -38,8 +42,14 @@
         made two or more writes durable, up to N crash states that keep
         part of those writes (neither none nor all: the last alone, all
         but the last, then random parts) are checked too: a power cut can
-        leave any subset of unflushed writes on the media.
-        Prints the numbers of crash points and partial states checked.
+        leave any subset of unflushed writes on the media. With --torn N,
+        before every FLUSH or FUA entry that writes two or more sectors of
+        the cache slice (the module's metadata: a journal commit, a
+        superblock; data goes there without FUA), up to N states where
+        that write is torn (its first half, all but its first sector,
+        then random sets of its sectors) are checked too.
+        Prints the numbers of crash points, partial states and torn
+        writes checked.
 
 Exit status 1 on the first violation, with what and where.
 """
@@ -128,16 +138,28 @@ def gen(a):
         st.write(f"M {name}\n")
         st.flush()
 
+    def write_stamped(g, start, n, flags=0):
+        """Write G: sectors START..START+N-1 stamped, logged first."""
+        for i in range(n):
+            buf[i * SECTOR:(i + 1) * SECTOR] = stamp(start + i, g)
+        st.write(f"W {g} {start} {n}\n")
+        st.flush()
+        if os.pwritev(fd, [memoryview(buf)[:n * SECTOR]], start * SECTOR, flags) != n * SECTOR:
+            raise OSError(f"short write at sector {start}")
+
     if a.fill:
         # Every sector stamped, 64 at a time: a block that reads back as
         # another's data or as zeros is then seen.
         for g, start in enumerate(range(0, nsect, 64), g0 + 1):
-            n = min(64, nsect - start)
-            for i in range(n):
-                buf[i * SECTOR:(i + 1) * SECTOR] = stamp(start + i, g)
-            st.write(f"W {g} {start} {n}\n")
-            if os.pwritev(fd, [memoryview(buf)[:n * SECTOR]], start * SECTOR) != n * SECTOR:
-                raise OSError(f"short write at sector {start}")
+            write_stamped(g, start, min(64, nsect - start))
+            g0 = g
+    if a.dsync:
+        # One block each, O_DSYNC, at distinct places: each a commit of
+        # its own on a write-back cache, so that its journal wraps.
+        blocks = random.Random(-1 - a.seed).sample(range(nsect // 8), min(a.dsync, nsect // 8))
+        for g, b in enumerate(blocks, g0 + 1):
+            write_stamped(g, b * 8, 8, os.RWF_DSYNC)
+            mark()
             g0 = g
     for g in range(g0 + 1, g0 + a.ops + 1):
         n = rng.choice([8, 8, 8, 16, 32, 64, 1, 3])
@@ -146,13 +168,8 @@ def gen(a):
             start = rng.randrange(0, (span - n) // 8 + 1) * 8
         else:
             start = rng.randrange(0, span - n + 1)
-        for i in range(n):
-            buf[i * SECTOR:(i + 1) * SECTOR] = stamp(start + i, g)
         flags = os.RWF_DSYNC if rng.random() < 0.05 else 0
-        st.write(f"W {g} {start} {n}\n")
-        st.flush()
-        if os.pwritev(fd, [memoryview(buf)[:n * SECTOR]], start * SECTOR, flags) != n * SECTOR:
-            raise OSError(f"short write at sector {start}")
+        write_stamped(g, start, n, flags)
         if flags:
             mark()
         elif rng.random() < 0.25:
@@ -389,7 +406,8 @@ def load_at(name, a, base, check, writes=None):
     try:
         snap, o, c = crash_stack(name, a, base)
         if writes:
-            logwrites.apply(*writes[:2], writes[2], snap)
+            f, ss, chosen = writes
+            logwrites.apply(f, ss, chosen, snap)
         try:
             dev = load_cache(name, a, o, c)
         except DMError as e:
@@ -400,32 +418,56 @@ def load_at(name, a, base, check, writes=None):
 
 
 class PartialStates:
-    """Crash states just before a FLUSH entry P: a.replay (the state of
-    the crash point before it, READY) with up to a.partial parts of the
-    writes P made durable (logwrites.partial_subsets). TOOL names the
-    caller in what it prints; NAME, the crash stack (crash_stack)."""
+    """Crash states just before a FLUSH or FUA entry P, built on a.replay
+    (the state of the crash point before P, READY): with up to a.partial
+    parts of the writes a FLUSH entry made durable
+    (logwrites.partial_subsets), and, for a write of P's own to the cache
+    slice (the module's metadata: a journal commit, a superblock), with
+    all of those writes and up to a.torn parts of P's sectors
+    (logwrites.torn_parts). TOOL names the caller in what it prints;
+    NAME, the crash stack (crash_stack)."""
 
     def __init__(self, tool, name, a, logf, ss, entries):
         self.tool, self.name, self.a = tool, name, a
         self.logf, self.ss, self.entries = logf, ss, entries
-        self.count = 0
+        self.count = self.torn = 0
+
+    def states(self, p):
+        """(what is lost, entries to write, kind) for each such state of P."""
+        e = self.entries[p]
+        writes = logwrites.unflushed(self.entries, p) if e.flags & logwrites.FLUSH else []
+        rng = random.Random(p)
+        for keep in logwrites.partial_subsets(writes, self.a.partial, rng):
+            lost = " ".join(str(w.index) for w in writes if w not in keep)
+            yield f"with the unflushed writes {lost} lost (and {len(keep)} kept)", keep, "partial"
+        if e.sector * self.ss < self.a.osect * SECTOR:
+            return
+        for pieces in logwrites.torn_parts(e, self.ss, self.a.torn, rng):
+            have = " ".join(f"{w.sector - e.sector}+{w.nr_sectors}" for w in pieces)
+            yield (f"with its write torn: only its sectors {have} of {e.nr_sectors} written",
+                   writes + pieces, "torn")
 
     def ok(self, p, ready, mark, check):
         """Runs CHECK(cache node) on each such state of entry P; prints
         the first that fails and returns False, else True."""
-        if not (self.a.partial and ready and self.entries[p].flags & logwrites.FLUSH):
+        if not ready:
             return True
-        writes = logwrites.unflushed(self.entries, p)
-        for keep in logwrites.partial_subsets(writes, self.a.partial, random.Random(p)):
-            bad = load_at(self.name, self.a, self.a.replay, check, (self.logf, self.ss, keep))
+        for what, chosen, kind in self.states(p):
+            bad = load_at(self.name, self.a, self.a.replay, check, (self.logf, self.ss, chosen))
             if bad:
-                lost = " ".join(str(e.index) for e in writes if e not in keep)
-                print(f"{self.tool}: crash before entry {p}, with the unflushed writes "
-                      f"{lost} lost (and {len(keep)} kept; last mark {mark}): {bad}",
+                print(f"{self.tool}: crash before entry {p}, {what} (last mark {mark}): {bad}",
                       file=sys.stderr)
                 return False
-            self.count += 1
+            if kind == "torn":
+                self.torn += 1
+            else:
+                self.count += 1
         return True
+
+    def report(self):
+        """Prints how many states of each kind were checked."""
+        print(f"{self.tool}: {self.count} partial crash states checked")
+        print(f"{self.tool}: {self.torn} torn writes checked")
 
 
 def load_crash(a, model, mark):
@@ -518,7 +560,7 @@ def sweep_points(a):
                     return 1
                 print(f"crashcheck: crash state {p}: {n} crash points during recovery checked")
     print(f"crashcheck: {done} crash points checked")
-    print(f"crashcheck: {parts.count} partial crash states checked")
+    parts.report()
     return 0
 
 
@@ -531,6 +573,8 @@ def add_sweep_args(parser):
     parser.add_argument("csect", type=int)
     parser.add_argument("--partial", type=int, default=0,
                         help="crash states with part of a flush's writes, per flush")
+    parser.add_argument("--torn", type=int, default=0,
+                        help="crash states with part of a metadata write, per write")
 
 
 def main(argv):
@@ -544,6 +588,8 @@ def main(argv):
     g.add_argument("--marker")
     g.add_argument("--fill", action="store_true",
                    help="first write every sector of DEV once")
+    g.add_argument("--dsync", type=int, default=0, metavar="N",
+                   help="first N one-block O_DSYNC writes to distinct blocks")
     g.add_argument("--append", action="store_true",
                    help="go on from the writes and marks STATE holds")
     c = sub.add_parser("check")

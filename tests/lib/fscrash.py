@@ -10,7 +10,7 @@
         the point in the dm-log-writes log, and STATE says what it made
         durable (written before the mark, line by line).
 
-    fscrash.py sweep LOG STATE REPLAY COW OSECT CSECT MNT [--partial N]
+    fscrash.py sweep LOG STATE REPLAY COW OSECT CSECT MNT [--partial N] [--torn N]
         For every FLUSH/FUA entry of LOG after the mark "formatted":
         replays the log up to it onto REPLAY, loads ssdcache on a snapshot
         of it (as crashcheck.py sweep does), mounts the ext4 filesystem
@@ -18,9 +18,10 @@
         durable at the last mark before the entry reads back exactly,
         unmounts, and runs e2fsck -fn, which must find nothing. With
         --partial N, up to N states before each FLUSH entry keep only
-        part of the writes it made durable (as crashcheck.py sweep
-        --partial). Prints the numbers of crash points and partial
-        states checked.
+        part of the writes it made durable, and with --torn N, up to N
+        states tear each metadata write to the cache slice (as
+        crashcheck.py sweep --partial and --torn). Prints the numbers of
+        crash points, partial states and torn writes checked.
 
 Exit status 1 on the first violation, with what and where.
 """
@@ -179,7 +180,7 @@ def sweep_points(a):
             finally:
                 crashcheck.dm_remove(*crashcheck.stack_names("fc"))
     print(f"fscrash: {done} crash points checked")
-    print(f"fscrash: {parts.count} partial crash states checked")
+    parts.report()
     return 0
 
 

@@ -20,7 +20,9 @@ dm-log-writes logs a FUA write when it completes, and a plain write (or
 discard) only when a flush that was issued after it completes: just
 before that FLUSH entry. Until then such a write may or may not be on
 the media, so a crash just before a FLUSH entry can leave any subset of
-its unflushed writes (partial_subsets picks some).
+its unflushed writes (partial_subsets picks some). A write that had not
+completed may also be on the media in part, sector by sector
+(torn_parts picks some such parts).
 """
 import argparse
 import os
@@ -126,6 +128,51 @@ def partial_subsets(writes, n, rng):
         if 0 < len(keep) < count and key not in seen:
             seen.add(key)
             out.append(keep)
+    return out
+
+
+def piece(e, first, count, sectorsize):
+    """Sectors FIRST..FIRST+COUNT-1 of write E, as an entry of their own."""
+    return Entry(e.index, e.sector + first, count, e.flags, 0, "",
+                 e.data_off + first * sectorsize)
+
+
+def torn_parts(e, sectorsize, n, rng):
+    """Up to N distinct torn versions of write E, a power cut during it:
+    each a list of pieces of E (piece()), with neither none nor all of
+    its sectors. Its first sector alone (a block's header without most
+    of what it heads), all but its first sector, its first half (a write
+    cut off in order), then random sets of sectors, each kept with
+    probability 1/2. None for a write of one sector or a discard; never
+    more than there are."""
+    count = e.nr_sectors
+    if count < 2 or e.flags & (DISCARD | MARK):
+        return []
+    room = min(n, 2 ** min(count, 20) - 2)
+    kept = []
+    for k in ([s == 0 for s in range(count)], [s > 0 for s in range(count)],
+              [s < count // 2 for s in range(count)]):
+        if len(kept) < room and k not in kept:
+            kept.append(k)
+    seen = {tuple(k) for k in kept}
+    while len(kept) < room:
+        k = [rng.random() < 0.5 for _ in range(count)]
+        if any(k) and not all(k) and tuple(k) not in seen:
+            seen.add(tuple(k))
+            kept.append(k)
+    out = []
+    for k in kept:
+        runs, s = [], 0
+        while s < count:
+            if not k[s]:
+                s += 1
+                continue
+            t = s
+            while t < count and k[t]:
+                t += 1
+            runs.append(piece(e, s, t - s, sectorsize))
+            s = t
+        out.append(runs)
     return out
 
 
