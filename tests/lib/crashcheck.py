@@ -38,7 +38,8 @@
         origin alone reads the same (point 3). With --load-log DEV, at two
         crash states the writes of recovery itself are logged on DEV and
         the cache is loaded again after every prefix of them (a crash
-        during recovery). With --partial N, before every FLUSH entry that
+        during recovery), and with --torn, with each of its metadata
+        writes torn. With --partial N, before every FLUSH entry that
         made two or more writes durable, up to N crash states that keep
         part of those writes (neither none nor all: the last alone, all
         but the last, then random parts) are checked too: a power cut can
@@ -489,13 +490,21 @@ def load_crash(a, model, mark):
     with open(a.load_log, "rb") as f:
         ss, entries = logwrites.read_log(f)
         writes = [e.index for e in entries if e.nr_sectors and not e.flags & logwrites.MARK]
-        for last in [None] + writes:
+        states = [("before any of its writes", None)]
+        states += [(f"after its write {w}", entries[:w + 1]) for w in writes]
+        for w in writes:
+            e = entries[w]
+            if e.flags & logwrites.FUA and e.sector * ss >= a.osect * SECTOR:
+                for pieces in logwrites.torn_parts(e, ss, a.torn, random.Random(w)):
+                    have = " ".join(f"{p.sector - e.sector}+{p.nr_sectors}" for p in pieces)
+                    states.append((f"with its write {w} torn (only its sectors {have} "
+                                   f"of {e.nr_sectors})", entries[:w] + pieces))
+        for what, chosen in states:
             bad = load_at("lc", a, a.replay,
                           lambda dev: verify(read_image(dev, model.nsect), model, mark),
-                          None if last is None else (f, ss, entries[:last + 1]))
+                          None if chosen is None else (f, ss, chosen))
             if bad:
-                print(f"crashcheck: crash during recovery, after {last} of its writes: {bad}",
-                      file=sys.stderr)
+                print(f"crashcheck: crash during recovery, {what}: {bad}", file=sys.stderr)
                 return -1
             n += 1
     return n
@@ -558,7 +567,7 @@ def sweep_points(a):
                 n = load_crash(a, model, mark)
                 if n < 0:
                     return 1
-                print(f"crashcheck: crash state {p}: {n} crash points during recovery checked")
+                print(f"crashcheck: crash state {p}: {n} crash states during recovery checked")
     print(f"crashcheck: {done} crash points checked")
     parts.report()
     return 0
