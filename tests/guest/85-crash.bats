@@ -16,10 +16,11 @@ setup() {
 
 # log_devices P [OPT...]: a write-back cache P (table options OPT) whose
 # origin and SSD are two slices of one dm-log-writes device P_lw logging
-# to $logdev; sets dm, logdev, osect and csect. FILL=1: every sector of
-# the origin is first written with a stamp (crashcheck gen --fill, into
-# the state file), so that no block of it reads as zeros. The SSD slice
-# is first filled with random bytes.
+# to $logdev; sets dm, logdev, osect, csect and meta (where the SSD
+# slice's metadata ends: the sweeps tear metadata writes, not data).
+# FILL=1: every sector of the origin is first written with a stamp
+# (crashcheck gen --fill, into the state file), so that no block of it
+# reads as zeros. The SSD slice is first filled with random bytes.
 log_devices() {
 	local p=$1 data lw o c
 	shift
@@ -38,6 +39,8 @@ log_devices() {
 	# did not reach) is not zeros.
 	dd if=/dev/urandom of="$c" bs=1M count=$((csect / 2048)) oflag=direct status=none
 	dm=$(ssdc_create "$p" "$o" "$c" writeback format origin_id crashcheck "$@")
+	meta=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$c" data_start)
+	[ "$meta" -gt 0 ] || fail "no data_start in the superblock"
 }
 
 # replay_devices P: removes P's devices; makes the disks a sweep replays
@@ -60,8 +63,9 @@ FSCRASH_ROUNDS=${SSDCACHE_FSCRASH_ROUNDS:-5}
 # made durable kept (the last alone, all but the last, then random
 # parts): a power cut can leave any subset of them.
 CRASH_PARTIAL=${SSDCACHE_CRASH_PARTIAL:-3}
-# Torn versions of each metadata write (journal commit, superblock), at
-# most: a power cut during it leaves any subset of its sectors written.
+# Torn versions of each metadata write (journal commit, superblock), and
+# torn map pages before each flush, at most: a power cut during a write
+# leaves any subset of its sectors written.
 CRASH_TORN=${SSDCACHE_CRASH_TORN:-3}
 
 # state_count TOOL WHAT MAX: the number of WHAT ("partial crash states",
@@ -126,7 +130,7 @@ crash_sweep() {
 	loadlog=$(nullb_create cs_ll 64 fast)
 	run python3 -S "$CC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
 		$osect $csect --every "${EVERY:-10}" --load-log "$loadlog" \
-		--partial "$CRASH_PARTIAL" --torn "$CRASH_TORN"
+		--partial "$CRASH_PARTIAL" --torn "$CRASH_TORN" --meta-end "$meta"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^crashcheck: \([0-9]*\) crash points checked$/\1/p')
@@ -208,7 +212,7 @@ power_cut_wb() {
 	umount "$mnt"
 	replay_devices fs
 	run python3 -S "$FC" sweep "$logdev" "$BATS_TEST_TMPDIR/state" "$replay" "$cow" \
-		$osect $csect "$mnt" --partial "$CRASH_PARTIAL" --torn "$CRASH_TORN"
+		$osect $csect "$mnt" --partial "$CRASH_PARTIAL" --torn "$CRASH_TORN" --meta-end "$meta"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	n=$(echo "$output" | sed -n 's/^fscrash: \([0-9]*\) crash points checked$/\1/p')

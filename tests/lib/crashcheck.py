@@ -39,7 +39,7 @@
         crash states the writes of recovery itself are logged on DEV and
         the cache is loaded again after every prefix of them (a crash
         during recovery), and with --torn, with each of its metadata
-        writes torn. With --partial N, before every FLUSH entry that
+        writes (map pages, superblocks) torn. With --partial N, before every FLUSH entry that
         made two or more writes durable, up to N crash states that keep
         part of those writes (neither none nor all: the last alone, all
         but the last, then random parts) are checked too: a power cut can
@@ -47,8 +47,12 @@
         before every FLUSH or FUA entry that writes two or more sectors of
         the cache slice (the module's metadata: a journal commit, a
         superblock; data goes there without FUA), up to N states where
-        that write is torn (its first half, all but its first sector,
-        then random sets of its sectors) are checked too.
+        that write is torn (its first sector alone, all but it, its
+        first half, then random sets of its sectors) are checked too,
+        and before every FLUSH entry, up to N states where one of the
+        metadata writes it made durable (a map page) is torn, the others
+        kept. --meta-end SECTORS bounds the metadata in the cache slice
+        (the superblock's data_start): data is not torn.
         Prints the numbers of crash points, partial states and torn
         writes checked.
 
@@ -418,14 +422,33 @@ def load_at(name, a, base, check, writes=None):
         dm_remove(*stack_names(name))
 
 
+def on_ssd(a, ss, e):
+    """Does log entry E (sector size SS) write two sectors or more of the
+    module's metadata (the SSD slice's first a.meta_end sectors, or all
+    of it), so that a crash can tear it? Data is not torn: what a torn
+    block of its means is the filesystem's business (ext4 refuses a
+    superblock torn in two), not the cache's."""
+    first = e.sector * ss // SECTOR - a.osect
+    end = a.meta_end or a.csect
+    return 0 <= first and first + e.nr_sectors * ss // SECTOR <= end and \
+        e.nr_sectors > 1 and not e.flags & (logwrites.DISCARD | logwrites.MARK)
+
+
+def sectors(e, pieces):
+    """Which of write E's sectors PIECES (logwrites.torn_parts) hold."""
+    have = " ".join(f"{p.sector - e.sector}+{p.nr_sectors}" for p in pieces)
+    return f"{have} of {e.nr_sectors}"
+
+
 class PartialStates:
     """Crash states just before a FLUSH or FUA entry P, built on a.replay
     (the state of the crash point before P, READY): with up to a.partial
     parts of the writes a FLUSH entry made durable
-    (logwrites.partial_subsets), and, for a write of P's own to the cache
-    slice (the module's metadata: a journal commit, a superblock), with
-    all of those writes and up to a.torn parts of P's sectors
-    (logwrites.torn_parts). TOOL names the caller in what it prints;
+    (logwrites.partial_subsets); with all of them but up to a.torn of
+    those to the module's metadata (on_ssd()) each torn in turn (a
+    checkpoint's map page: logwrites.torn_parts); and, for a metadata
+    write of P's own (a journal commit, a superblock), with all of those
+    writes and up to a.torn parts of P's sectors. TOOL names the caller in what it prints;
     NAME, the crash stack (crash_stack)."""
 
     def __init__(self, tool, name, a, logf, ss, entries):
@@ -441,11 +464,18 @@ class PartialStates:
         for keep in logwrites.partial_subsets(writes, self.a.partial, rng):
             lost = " ".join(str(w.index) for w in writes if w not in keep)
             yield f"with the unflushed writes {lost} lost (and {len(keep)} kept)", keep, "partial"
-        if e.sector * self.ss < self.a.osect * SECTOR:
+        # An unflushed metadata write (a checkpoint's map page) torn, the
+        # others kept.
+        ssd = [w for w in writes if on_ssd(self.a, self.ss, w)]
+        for w in rng.sample(ssd, min(self.a.torn, len(ssd))):
+            pieces = rng.choice(logwrites.torn_parts(w, self.ss, 3, rng) or [[w]])
+            chosen = [x for v in writes for x in (pieces if v is w else [v])]
+            yield (f"with its unflushed write {w.index} torn: only its sectors "
+                   f"{sectors(w, pieces)} written", chosen, "torn")
+        if not on_ssd(self.a, self.ss, e):
             return
         for pieces in logwrites.torn_parts(e, self.ss, self.a.torn, rng):
-            have = " ".join(f"{w.sector - e.sector}+{w.nr_sectors}" for w in pieces)
-            yield (f"with its write torn: only its sectors {have} of {e.nr_sectors} written",
+            yield (f"with its write torn: only its sectors {sectors(e, pieces)} written",
                    writes + pieces, "torn")
 
     def ok(self, p, ready, mark, check):
@@ -494,11 +524,10 @@ def load_crash(a, model, mark):
         states += [(f"after its write {w}", entries[:w + 1]) for w in writes]
         for w in writes:
             e = entries[w]
-            if e.flags & logwrites.FUA and e.sector * ss >= a.osect * SECTOR:
+            if on_ssd(a, ss, e):
                 for pieces in logwrites.torn_parts(e, ss, a.torn, random.Random(w)):
-                    have = " ".join(f"{p.sector - e.sector}+{p.nr_sectors}" for p in pieces)
-                    states.append((f"with its write {w} torn (only its sectors {have} "
-                                   f"of {e.nr_sectors})", entries[:w] + pieces))
+                    states.append((f"with its write {w} torn (only its sectors "
+                                   f"{sectors(e, pieces)})", entries[:w] + pieces))
         for what, chosen in states:
             bad = load_at("lc", a, a.replay,
                           lambda dev: verify(read_image(dev, model.nsect), model, mark),
@@ -584,6 +613,8 @@ def add_sweep_args(parser):
                         help="crash states with part of a flush's writes, per flush")
     parser.add_argument("--torn", type=int, default=0,
                         help="crash states with part of a metadata write, per write")
+    parser.add_argument("--meta-end", type=int, default=0, metavar="SECTORS",
+                        help="where the SSD slice's metadata ends (its data_start)")
 
 
 def main(argv):

@@ -11,6 +11,7 @@
         durable (written before the mark, line by line).
 
     fscrash.py sweep LOG STATE REPLAY COW OSECT CSECT MNT [--partial N] [--torn N]
+                        [--meta-end SECTORS]
         For every FLUSH/FUA entry of LOG after the mark "formatted":
         replays the log up to it onto REPLAY, loads ssdcache on a snapshot
         of it (as crashcheck.py sweep does), mounts the ext4 filesystem
@@ -20,7 +21,7 @@
         --partial N, up to N states before each FLUSH entry keep only
         part of the writes it made durable, and with --torn N, up to N
         states tear each metadata write to the cache slice (as
-        crashcheck.py sweep --partial and --torn). Prints the numbers of
+        crashcheck.py sweep --partial, --torn and --meta-end). Prints the numbers of
         crash points, partial states and torn writes checked.
 
 Exit status 1 on the first violation, with what and where.
