@@ -14,9 +14,9 @@
         DEV (the final fsync and mark make it durable); --dsync N then
         writes N distinct blocks of 8 sectors, each with O_DSYNC and a
         mark (on a write-back cache, N commits: its journal wraps once N
-        passes its size); --append goes on
-        from STATE (another device of the same size may hold the same
-        sectors: the origin, then the cache over it).
+        passes its size); --append goes on from STATE (another device of
+        the same size may hold the same sectors: the origin, then the
+        cache over it).
 
     crashcheck.py check DEV STATE [--mark M|last]
         Reads DEV whole and checks every sector of it:
@@ -27,32 +27,34 @@
         Prints the md5 of what it read (for stability checks).
 
     crashcheck.py sweep LOG STATE REPLAY COW OSECT CSECT [--every K] [--load-log DEV]
-                        [--partial N] [--torn N]
+                        [--partial N] [--torn N] [--meta-end SECTORS]
         For every FLUSH/FUA entry of the dm-log-writes LOG after the mark
         "formatted": replays the log up to it onto REPLAY, puts a
         non-persistent dm-snapshot (COW on COW) over it, loads ssdcache
         on two slices of the snapshot (origin OSECT sectors, then cache
-        CSECT sectors; formatted with origin_id "crashcheck"), and checks contract points 1 and 2 through it
-        against the last mark before the entry. Every K-th point also
-        writes everything back ("flush"), detaches, and checks that the
-        origin alone reads the same (point 3). With --load-log DEV, at two
-        crash states the writes of recovery itself are logged on DEV and
-        the cache is loaded again after every prefix of them (a crash
-        during recovery), and with --torn, with each of its metadata
-        writes (map pages, superblocks) torn. With --partial N, before every FLUSH entry that
-        made two or more writes durable, up to N crash states that keep
-        part of those writes (neither none nor all: the last alone, all
-        but the last, then random parts) are checked too: a power cut can
-        leave any subset of unflushed writes on the media. With --torn N,
-        before every FLUSH or FUA entry that writes two or more sectors of
-        the cache slice (the module's metadata: a journal commit, a
-        superblock; data goes there without FUA), up to N states where
-        that write is torn (its first sector alone, all but it, its
-        first half, then random sets of its sectors) are checked too,
-        and before every FLUSH entry, up to N states where one of the
-        metadata writes it made durable (a map page) is torn, the others
-        kept. --meta-end SECTORS bounds the metadata in the cache slice
-        (the superblock's data_start): data is not torn.
+        CSECT sectors; formatted with origin_id "crashcheck"), and
+        checks contract points 1 and 2 through it against the last mark
+        before the entry. Every K-th point also writes everything back
+        ("flush"), detaches, and checks that the origin alone reads the
+        same (point 3).
+        With --load-log DEV, at two crash states the writes of recovery
+        itself are logged on DEV and the cache is loaded again after
+        every prefix of them (a crash during recovery), and with --torn,
+        with each of its metadata writes (map pages, superblocks) torn.
+        With --partial N, before every FLUSH entry that made two or more
+        writes durable, up to N crash states that keep part of those
+        writes (neither none nor all: the last alone, all but the last,
+        then random parts) are checked too: a power cut can leave any
+        subset of unflushed writes on the media.
+        With --torn N, before every FLUSH or FUA entry that writes two or
+        more sectors of the module's metadata (a journal commit, a
+        superblock; data goes to the cache slice without FUA), up to N
+        states where that write is torn (its first sector alone, all but
+        it, its first half, then random sets of its sectors) are checked
+        too, and before every FLUSH entry, up to N states where one of
+        the metadata writes it made durable (a map page) is torn, the
+        others kept. --meta-end SECTORS says where the metadata ends in
+        the cache slice (the superblock's data_start): data is not torn.
         Prints the numbers of crash points, partial states and torn
         writes checked.
 
@@ -448,8 +450,8 @@ class PartialStates:
     those to the module's metadata (on_ssd()) each torn in turn (a
     checkpoint's map page: logwrites.torn_parts); and, for a metadata
     write of P's own (a journal commit, a superblock), with all of those
-    writes and up to a.torn parts of P's sectors. TOOL names the caller in what it prints;
-    NAME, the crash stack (crash_stack)."""
+    writes and up to a.torn parts of P's sectors. TOOL names the caller
+    in what it prints; NAME, the crash stack (crash_stack)."""
 
     def __init__(self, tool, name, a, logf, ss, entries):
         self.tool, self.name, self.a = tool, name, a
@@ -468,7 +470,7 @@ class PartialStates:
         # others kept.
         ssd = [w for w in writes if on_ssd(self.a, self.ss, w)]
         for w in rng.sample(ssd, min(self.a.torn, len(ssd))):
-            pieces = rng.choice(logwrites.torn_parts(w, self.ss, 3, rng) or [[w]])
+            pieces = rng.choice(logwrites.torn_parts(w, self.ss, 3, rng))
             chosen = [x for v in writes for x in (pieces if v is w else [v])]
             yield (f"with its unflushed write {w.index} torn: only its sectors "
                    f"{sectors(w, pieces)} written", chosen, "torn")

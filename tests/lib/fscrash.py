@@ -20,9 +20,10 @@
         unmounts, and runs e2fsck -fn, which must find nothing. With
         --partial N, up to N states before each FLUSH entry keep only
         part of the writes it made durable, and with --torn N, up to N
-        states tear each metadata write to the cache slice (as
-        crashcheck.py sweep --partial, --torn and --meta-end). Prints the numbers of
-        crash points, partial states and torn writes checked.
+        states tear each of the module's metadata writes (as
+        crashcheck.py sweep --partial, --torn and --meta-end). Prints
+        the numbers of crash points, partial states and torn writes
+        checked.
 
 Exit status 1 on the first violation, with what and where.
 """
