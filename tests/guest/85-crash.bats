@@ -16,8 +16,9 @@ setup() {
 
 # log_devices P [OPT...]: a write-back cache P (table options OPT) whose
 # origin and SSD are two slices of one dm-log-writes device P_lw logging
-# to $logdev; sets dm, logdev, osect, csect and meta (where the SSD
-# slice's metadata ends: the sweeps tear metadata writes, not data).
+# to $logdev; sets dm, logdev, osect, csect, meta (where the SSD
+# slice's metadata ends: the sweeps tear metadata writes, not data) and
+# jblocks (the journal's size in blocks).
 # FILL=1: every sector of the origin is first written with a stamp
 # (crashcheck gen --fill, into the state file), so that no block of it
 # reads as zeros. The SSD slice is first filled with random bytes.
@@ -40,7 +41,8 @@ log_devices() {
 	dd if=/dev/urandom of="$c" bs=1M count=$((csect / 2048)) oflag=direct status=none
 	dm=$(ssdc_create "$p" "$o" "$c" writeback format origin_id crashcheck "$@")
 	meta=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$c" data_start)
-	[ "$meta" -gt 0 ] || fail "no data_start in the superblock"
+	jblocks=$(python3 -S "$SSDCACHE_TOP/tests/lib/ssdc_meta.py" get-sb "$c" journal_blocks)
+	[ "$meta" -gt 0 ] && [ "$jblocks" -gt 0 ] || fail "no data_start or journal_blocks in the superblock"
 }
 
 # replay_devices P: removes P's devices; makes the disks a sweep replays
@@ -107,8 +109,8 @@ crash_sweep() {
 		python3 -S "$CC" gen "$dm" "$BATS_TEST_TMPDIR/state" 0 "$seed" --dsync "$WRAP" \
 			--marker cs_lw "${more[@]}"
 		more=(--append)
-		# The smallest journal, this cache's, holds 256 blocks.
-		[ "$(ssdc_stat cs journal_blocks)" -gt 256 ] || fail "the journal did not wrap"
+		[ "$(ssdc_stat cs journal_blocks)" -gt "$jblocks" ] ||
+			fail "the journal ($jblocks blocks) did not wrap"
 	fi
 	dm_logwrites_mark cs_lw formatted
 	if [ "${PREFILL:-0}" = 1 ]; then

@@ -456,7 +456,7 @@ class PartialStates:
     def __init__(self, tool, name, a, logf, ss, entries):
         self.tool, self.name, self.a = tool, name, a
         self.logf, self.ss, self.entries = logf, ss, entries
-        self.count = self.torn = 0
+        self.checked = {"partial": 0, "torn": 0}
 
     def states(self, p):
         """(what is lost, entries to write, kind) for each such state of P."""
@@ -491,16 +491,13 @@ class PartialStates:
                 print(f"{self.tool}: crash before entry {p}, {what} (last mark {mark}): {bad}",
                       file=sys.stderr)
                 return False
-            if kind == "torn":
-                self.torn += 1
-            else:
-                self.count += 1
+            self.checked[kind] += 1
         return True
 
     def report(self):
         """Prints how many states of each kind were checked."""
-        print(f"{self.tool}: {self.count} partial crash states checked")
-        print(f"{self.tool}: {self.torn} torn writes checked")
+        print(f"{self.tool}: {self.checked['partial']} partial crash states checked")
+        print(f"{self.tool}: {self.checked['torn']} torn writes checked")
 
 
 def load_crash(a, model, mark):

@@ -25,6 +25,7 @@ completed may also be on the media in part, sector by sector
 (torn_parts picks some such parts).
 """
 import argparse
+import itertools
 import os
 import struct
 import sys
@@ -131,15 +132,22 @@ def partial_subsets(writes, n, rng):
     return out
 
 
-def piece(e, first, count, sectorsize):
-    """Sectors FIRST..FIRST+COUNT-1 of write E, as an entry of their own."""
-    return Entry(e.index, e.sector + first, count, e.flags, 0, "",
-                 e.data_off + first * sectorsize)
+def pieces(e, kept, sectorsize):
+    """The runs of write E's sectors that KEPT (a bool per sector) keeps,
+    each as an entry of its own."""
+    out, first = [], 0
+    for keep, run in itertools.groupby(kept):
+        count = len(list(run))
+        if keep:
+            out.append(Entry(e.index, e.sector + first, count, e.flags, 0, "",
+                             e.data_off + first * sectorsize))
+        first += count
+    return out
 
 
 def torn_parts(e, sectorsize, n, rng):
     """Up to N distinct torn versions of write E, a power cut during it:
-    each a list of pieces of E (piece()), with neither none nor all of
+    each a list of pieces of E (pieces()), with neither none nor all of
     its sectors. Its first sector alone (a block's header without most
     of what it heads), all but its first sector, its first half (a write
     cut off in order), then random sets of sectors, each kept with
@@ -150,30 +158,17 @@ def torn_parts(e, sectorsize, n, rng):
         return []
     room = min(n, 2 ** min(count, 20) - 2)
     kept = []
-    for k in ([s == 0 for s in range(count)], [s > 0 for s in range(count)],
-              [s < count // 2 for s in range(count)]):
-        if len(kept) < room and k not in kept:
+
+    def keep(k):
+        if len(kept) < room and any(k) and not all(k) and k not in kept:
             kept.append(k)
-    seen = {tuple(k) for k in kept}
+
+    for k in (tuple(s == 0 for s in range(count)), tuple(s > 0 for s in range(count)),
+              tuple(s < count // 2 for s in range(count))):
+        keep(k)
     while len(kept) < room:
-        k = [rng.random() < 0.5 for _ in range(count)]
-        if any(k) and not all(k) and tuple(k) not in seen:
-            seen.add(tuple(k))
-            kept.append(k)
-    out = []
-    for k in kept:
-        runs, s = [], 0
-        while s < count:
-            if not k[s]:
-                s += 1
-                continue
-            t = s
-            while t < count and k[t]:
-                t += 1
-            runs.append(piece(e, s, t - s, sectorsize))
-            s = t
-        out.append(runs)
-    return out
+        keep(tuple(rng.random() < 0.5 for _ in range(count)))
+    return [pieces(e, k, sectorsize) for k in kept]
 
 
 def find_mark(entries, name):
